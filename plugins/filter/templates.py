@@ -1,0 +1,13 @@
+"""The filters kafkaform's templates use, shared with pyinfra and the unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkaform.template_filters import FILTERS
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return dict(FILTERS)

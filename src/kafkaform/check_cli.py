@@ -1,0 +1,43 @@
+"""`kafkaform check -i INVENTORY`: the preflight rules, for people and for CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kafkaform import checks, inventory
+
+
+def add_commands(commands: Any) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="check an inventory against the cluster rules (touches no host)",
+        description="Exit 0 when the inventory is valid, 1 when it breaks a rule, 2 on usage "
+        "errors. Findings go to stderr; --format json prints them on stdout for CI.",
+    )
+    parser.add_argument("-i", "--inventory", required=True, help="inventory file or directory")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        view = inventory.load(args.inventory)
+    except FileNotFoundError as error:
+        print(f"kafkaform check: {error}", file=sys.stderr)
+        return 2
+    findings = checks.check(view)
+    failed = bool(checks.errors(findings))
+    if args.format == "json":
+        report = {"inventory": str(args.inventory), "valid": not failed,
+                  "findings": [f.to_dict() for f in findings]}
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    for finding in findings:
+        print(finding.text(), file=sys.stderr)
+    if not failed:
+        hosts = len(view.cluster_hosts())
+        print(f"kafkaform check: {args.inventory}: {hosts} hosts, no errors", file=sys.stderr)
+    return 1 if failed else 0

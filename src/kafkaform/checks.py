@@ -1,0 +1,294 @@
+"""The preflight: every rule the inventory must satisfy before any host is touched.
+
+Each rule returns findings, never raises; :func:`check` runs them all so an operator sees every
+problem at once. A finding names the host(s), the rule, what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from kafkaform import model
+from kafkaform.defaults import CLUSTER_DEFAULTS, role_default
+from kafkaform.model import InventoryView, as_int
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    message: str
+    fix: str
+    hosts: tuple[str, ...] = ()
+    severity: Severity = "error"
+
+    def text(self) -> str:
+        where = ", ".join(self.hosts) if self.hosts else "inventory"
+        return f"{self.severity.upper()} {where} [{self.rule}] {self.message}. Fix: {self.fix}."
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["hosts"] = list(self.hosts)
+        data["text"] = self.text()
+        return data
+
+
+Rule = Callable[[InventoryView], Iterable[Finding]]
+
+
+def is_true(value: Any) -> bool:
+    """Inventory booleans: YAML true, or the strings Ansible's ``bool`` filter accepts."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("yes", "on", "1", "true", "y")
+    return bool(value)
+
+
+def ensemble_size(view: InventoryView) -> Iterator[Finding]:
+    members = view.members(model.ZOOKEEPER)
+    size = len(members)
+    if size == 0:
+        if view.members(model.KAFKA_BROKER):
+            yield Finding("ZK-06", "the kafka_broker group needs a ZooKeeper ensemble, and the "
+                          "zookeeper group is empty", "add 3 or 5 hosts to the zookeeper group")
+        return
+    single_ok = is_true(view.cluster_var("kafkaform_allow_single_zookeeper"))
+    large_ok = is_true(view.cluster_var("kafkaform_allow_large_ensemble"))
+    if size == 1 and single_ok:
+        return
+    if size % 2 == 0:
+        yield Finding("ZK-06", f"the ensemble has {size} members; an even ensemble tolerates no "
+                      "more failures than one member fewer",
+                      f"use {size - 1} or {size + 1} members", tuple(members))
+    elif size == 1:
+        yield Finding("ZK-06", "a single ZooKeeper member is not fault tolerant",
+                      "use 3 or 5 members, or set kafkaform_allow_single_zookeeper: true for a "
+                      "development cluster", tuple(members))
+    elif size > 7 and not large_ok:
+        yield Finding("ZK-06", f"the ensemble has {size} members; more than 7 slows every write",
+                      "use 5 or 7 members, or set kafkaform_allow_large_ensemble: true",
+                      tuple(members))
+
+
+def unique_ids(view: InventoryView, group: str, key: str, low: int, high: int | None,
+               rule: str) -> Iterator[Finding]:
+    """Every member of ``group`` has an integer ``key`` within [low, high], unique in the group."""
+    span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+    holders: dict[int, list[str]] = defaultdict(list)
+    for host in view.members(group):
+        raw = view.var(host, key)
+        value = as_int(raw)
+        if raw is None:
+            yield Finding(rule, f"{key} is not set", f"set {key} to an integer {span} in "
+                          "host_vars; ids are part of a host's identity and never defaulted",
+                          (host,))
+        elif value is None or value < low or (high is not None and value > high):
+            yield Finding(rule, f"{key} is {raw!r}, not an integer {span}",
+                          f"set {key} to an unused integer {span}", (host,))
+        else:
+            holders[value].append(host)
+    for value, hosts in sorted(holders.items()):
+        if len(hosts) > 1:
+            yield Finding(rule, f"{key} {value} is used by {len(hosts)} hosts",
+                          f"give each host its own {key}", tuple(hosts))
+
+
+def zookeeper_ids(view: InventoryView) -> Iterable[Finding]:
+    return unique_ids(view, model.ZOOKEEPER, "zookeeper_id", 1, 255, "ZK-03")
+
+
+def broker_ids(view: InventoryView) -> Iterable[Finding]:
+    return unique_ids(view, model.KAFKA_BROKER, "kafka_broker_id", 0, None, "KB-02")
+
+
+def racks_all_or_none(view: InventoryView) -> Iterator[Finding]:
+    hosts = view.members(model.ZOOKEEPER) + view.members(model.KAFKA_BROKER)
+    missing = [h for h in dict.fromkeys(hosts) if model.rack_of(view, h) is None]
+    if missing and len(missing) < len(dict.fromkeys(hosts)):
+        yield Finding("RA-01", "rack is set on some ZooKeeper members and brokers but not on these",
+                      "set rack on every ZooKeeper member and broker (in a cloud: its "
+                      "availability zone), or on none", tuple(missing))
+
+
+def no_rack_majority(view: InventoryView) -> Iterator[Finding]:
+    members = view.members(model.ZOOKEEPER)
+    if len(members) < 2:
+        return
+    by_rack: dict[str, list[str]] = defaultdict(list)
+    for host in members:
+        rack = model.rack_of(view, host)
+        if rack is not None:
+            by_rack[rack].append(host)
+    majority = len(members) // 2 + 1
+    for rack, hosts in sorted(by_rack.items()):
+        if len(hosts) >= majority:
+            yield Finding("ZK-07", f"rack {rack} holds {len(hosts)} of {len(members)} ZooKeeper "
+                          f"members, a majority: losing that rack loses the quorum",
+                          f"move {len(hosts) - majority + 1} of them to other racks so no rack "
+                          f"holds more than {majority - 1}", tuple(hosts))
+
+
+def brokers_span_racks(view: InventoryView) -> Iterator[Finding]:
+    brokers = view.members(model.KAFKA_BROKER)
+    racks = {model.rack_of(view, h) for h in brokers}
+    if None in racks:
+        return  # no racks at all is allowed, and racks on some only is racks_all_or_none's
+    if len(brokers) > 1 and len(racks) == 1:
+        yield Finding("RA-02", f"every broker is in rack {racks.pop()}, so no partition can "
+                      "survive losing it", "spread the brokers over at least 2 racks",
+                      tuple(brokers))
+
+
+def replication(view: InventoryView) -> Iterator[Finding]:
+    brokers = view.members(model.KAFKA_BROKER)
+    if not brokers:
+        return
+    rf_raw = view.cluster_var("kafka_default_replication_factor")
+    isr_raw = view.cluster_var("kafka_min_insync_replicas")
+    rf, isr = as_int(rf_raw), as_int(isr_raw)
+    if rf is None or rf < 1:
+        yield Finding("TR-01", f"kafka_default_replication_factor is {rf_raw!r}",
+                      "set it to a positive integer (3 is the norm)")
+        return
+    if rf > len(brokers):
+        yield Finding("TR-01", f"kafka_default_replication_factor {rf} is above the broker count "
+                      f"{len(brokers)}", f"add brokers or set it to at most {len(brokers)}",
+                      tuple(brokers))
+    if isr is None or not 1 <= isr < rf:
+        yield Finding("TR-02", f"kafka_min_insync_replicas is {isr_raw!r} with replication factor "
+                      f"{rf}; it must be at least 1 and below the replication factor, or one "
+                      "broker down stops acks=all writes and no rolling restart is possible",
+                      f"set kafka_min_insync_replicas to {max(1, rf - 1)}")
+
+
+def spark_needs_master(view: InventoryView) -> Iterator[Finding]:
+    workers = view.members(model.SPARK_WORKER)
+    if workers and not view.members(model.SPARK_MASTER):
+        yield Finding("SP-01", "Spark workers have no master to register with",
+                      "add a host to the spark_master group", tuple(workers))
+
+
+def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
+    """Cluster-wide settings must have one value: the model reads them from any host."""
+    for key in CLUSTER_DEFAULTS:
+        values: dict[str, list[str]] = defaultdict(list)
+        for host in view.cluster_hosts():
+            value = view.var(host, key)
+            if value is not None:
+                values[repr(value)].append(host)
+        if len(values) > 1:
+            shown = "; ".join(f"{v} on {', '.join(h[:3])}" for v, h in values.items())
+            yield Finding("KF-01", f"{key} differs between hosts ({shown})",
+                          f"set {key} once, in group_vars/all")
+
+
+def sysctl_settings(view: InventoryView, host: str) -> dict[str, str]:
+    """The kernel settings a host gets: the os_tuning defaults with its overrides on top."""
+    merged = dict(role_default("os_tuning_sysctl"))
+    merged.update(view.var(host, "os_tuning_sysctl_overrides", {}) or {})
+    return {str(k): str(v) for k, v in merged.items()}
+
+
+def kernel_settings(view: InventoryView) -> Iterator[Finding]:
+    for host in view.members(model.ZOOKEEPER) + view.members(model.KAFKA_BROKER):
+        yield from kernel_findings(host, sysctl_settings(view, host))
+
+
+def kernel_findings(host: str, sysctl: dict[str, str]) -> Iterator[Finding]:
+    def number(key: str, position: int = 0) -> int | None:
+        fields = sysctl.get(key, "").split()
+        return as_int(fields[position]) if len(fields) > position else None
+
+    for proto in ("rmem", "wmem"):
+        tcp_max, core_max = number(f"net.ipv4.tcp_{proto}", 2), number(f"net.core.{proto}_max")
+        if tcp_max is not None and core_max is not None and tcp_max > core_max:
+            yield Finding("OS-01", f"net.ipv4.tcp_{proto} maximum {tcp_max} is above "
+                          f"net.core.{proto}_max {core_max}",
+                          f"raise net.core.{proto}_max or lower the tcp_{proto} maximum in "
+                          "os_tuning_sysctl_overrides", (host,))
+    background, dirty = number("vm.dirty_background_ratio"), number("vm.dirty_ratio")
+    if background is not None and dirty is not None and background >= dirty:
+        yield Finding("OS-02", f"vm.dirty_background_ratio {background} is not below "
+                      f"vm.dirty_ratio {dirty}", "keep the background ratio below the dirty "
+                      "ratio (the literature: 5 and 60-80)", (host,))
+    if number("vm.swappiness") == 0:
+        yield Finding("OS-03", "vm.swappiness 0 lets the kernel's OOM killer fire instead of "
+                      "swapping", "use vm.swappiness 1", (host,))
+
+
+def data_disk_declarations(view: InventoryView) -> Iterator[Finding]:
+    for host in view.cluster_hosts():
+        entries = view.var(host, "os_tuning_data_disks", []) or []
+        if not isinstance(entries, list):
+            yield Finding("DF-03", "os_tuning_data_disks is not a list",
+                          "declare a list of {device, mount, purpose}", (host,))
+            continue
+        devices: Counter[str] = Counter()
+        mounts: Counter[str] = Counter()
+        for index, entry in enumerate(entries):
+            where = f"os_tuning_data_disks[{index}]"
+            if not isinstance(entry, dict) and not hasattr(entry, "get"):
+                yield Finding("DF-03", f"{where} is not a mapping",
+                              "declare {device, mount, purpose}", (host,))
+                continue
+            if not entry.get("mount"):
+                yield Finding("DF-03", f"{where} has no mount point",
+                              "set mount to an absolute path", (host,))
+            elif not str(entry["mount"]).startswith("/"):
+                yield Finding("DF-03", f"{where} mount {entry['mount']!r} is not an absolute path",
+                              "use an absolute path", (host,))
+            else:
+                mounts[str(entry["mount"]).rstrip("/") or "/"] += 1
+            if "device" not in entry:
+                yield Finding("DF-03", f"{where} has no device", "set device to the block "
+                              "device, or device: null to use a directory on an existing "
+                              "filesystem", (host,))
+            elif entry["device"] is not None:
+                devices[str(entry["device"])] += 1
+            if entry.get("purpose") not in model.DISK_PURPOSES:
+                yield Finding("DF-03", f"{where} purpose is {entry.get('purpose')!r}",
+                              f"use one of {', '.join(model.DISK_PURPOSES)}", (host,))
+        for device, count in sorted(devices.items()):
+            if count > 1:
+                yield Finding("DF-03", f"device {device} is declared {count} times",
+                              "declare each device once", (host,))
+        for mount, count in sorted(mounts.items()):
+            if count > 1:
+                yield Finding("DF-03", f"mount point {mount} is used by {count} entries",
+                              "give each data disk its own mount point", (host,))
+
+
+def dedicated_hosts(view: InventoryView) -> Iterator[Finding]:
+    shared = set(view.members(model.ZOOKEEPER)) & set(view.members(model.KAFKA_BROKER))
+    for host in sorted(shared):
+        yield Finding("ZK-11", "runs both ZooKeeper and a Kafka broker", "give ZooKeeper "
+                      "dedicated hosts in production", (host,), "warning")
+
+
+RULES: tuple[Rule, ...] = (
+    ensemble_size,
+    zookeeper_ids,
+    broker_ids,
+    racks_all_or_none,
+    no_rack_majority,
+    brokers_span_racks,
+    replication,
+    spark_needs_master,
+    cluster_settings_agree,
+    kernel_settings,
+    data_disk_declarations,
+    dedicated_hosts,
+)
+
+
+def check(view: InventoryView) -> list[Finding]:
+    """Every finding of every rule, errors first, in a stable order."""
+    findings = [finding for rule in RULES for finding in rule(view)]
+    return sorted(findings, key=lambda f: f.severity != "error")
+
+
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]

@@ -1,0 +1,256 @@
+"""The cluster model: ids, racks, the ensemble, broker log directories and connect strings.
+
+Computed once from an inventory view (groups and per-host variables) and used by every engine: the
+preflight, the Ansible roles (through the filter plugin), pyinfra, the cloud provisioner and the
+verifiers. The model never raises on bad input: :mod:`kafkaform.checks` reports every problem, and
+:func:`build` only runs on an inventory the checks accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kafkaform.defaults import role_default
+
+#: Inventory groups the model understands.
+ZOOKEEPER = "zookeeper"
+KAFKA_BROKER = "kafka_broker"
+SPARK_MASTER = "spark_master"
+SPARK_WORKER = "spark_worker"
+GROUPS = (ZOOKEEPER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
+
+#: Purposes a declared data disk may serve (os_tuning_data_disks[].purpose).
+KAFKA_LOG_DIR = "kafka_log_dir"
+ZOOKEEPER_TXN_LOG = "zookeeper_txn_log"
+DISK_PURPOSES = (KAFKA_LOG_DIR, ZOOKEEPER_TXN_LOG)
+
+
+@dataclass(frozen=True)
+class InventoryView:
+    """What the model reads of an inventory: group members and each host's variables.
+
+    ``hostvars`` values may be lazy mappings (Ansible's ``hostvars``): only ``.get`` is used.
+    """
+
+    groups: Mapping[str, Sequence[str]]
+    hostvars: Mapping[str, Mapping[str, Any]]
+
+    def members(self, group: str) -> list[str]:
+        return list(self.groups.get(group, ()))
+
+    def var(self, host: str, key: str, default: Any = None) -> Any:
+        value = self.hostvars.get(host, {}).get(key, default)
+        return default if value is None else value
+
+    def cluster_hosts(self) -> list[str]:
+        """Every host in one of the model's groups, each once, in inventory order."""
+        seen: dict[str, None] = {}
+        for group in GROUPS:
+            for host in self.members(group):
+                seen.setdefault(host, None)
+        return list(seen)
+
+    def cluster_var(self, key: str, default: Any = None) -> Any:
+        """A cluster-wide setting: the first value found on a cluster host (checks ensure one)."""
+        for host in self.cluster_hosts():
+            value = self.var(host, key)
+            if value is not None:
+                return value
+        return role_default(key) if default is None else default
+
+
+@dataclass(frozen=True)
+class DataDisk:
+    device: str | None
+    mount: str
+    purpose: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class ZooKeeperMember:
+    host: str
+    address: str
+    id: int
+    rack: str | None
+    client_port: int
+    quorum_port: int
+    election_port: int
+
+    @property
+    def server_line(self) -> str:
+        """The zoo.cfg ``server.X`` entry, identical on every member (ZK-02, ZK-04)."""
+        return f"server.{self.id}={self.address}:{self.quorum_port}:{self.election_port}"
+
+
+@dataclass(frozen=True)
+class Broker:
+    host: str
+    address: str
+    id: int
+    rack: str | None
+    port: int
+    log_dirs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SparkNode:
+    host: str
+    address: str
+    role: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    zookeeper_chroot: str
+    ensemble: tuple[ZooKeeperMember, ...]
+    brokers: tuple[Broker, ...]
+    spark_masters: tuple[SparkNode, ...]
+    spark_workers: tuple[SparkNode, ...]
+    replication_factor: int
+    min_insync_replicas: int
+    data_disks: Mapping[str, tuple[DataDisk, ...]] = field(default_factory=dict)
+
+    @property
+    def zookeeper_connect(self) -> str:
+        """``host:port,...`` of every member plus the cluster's chroot (KB-05: commas)."""
+        members = ",".join(f"{m.address}:{m.client_port}" for m in self.ensemble)
+        return f"{members}{self.zookeeper_chroot}"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.address}:{b.port}" for b in self.brokers)
+
+    @property
+    def spark_master_url(self) -> str | None:
+        if not self.spark_masters:
+            return None
+        port = int(role_default("spark_node_master_port"))
+        return "spark://" + ",".join(f"{m.address}:{port}" for m in self.spark_masters)
+
+    @property
+    def racks(self) -> tuple[str, ...]:
+        return tuple(sorted({b.rack for b in self.brokers if b.rack is not None}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for templates and Ansible: every computed value under a stable key."""
+        data = asdict(self)
+        data["zookeeper_connect"] = self.zookeeper_connect
+        data["zookeeper_servers"] = [m.server_line for m in self.ensemble]
+        data["bootstrap_servers"] = self.bootstrap_servers
+        data["spark_master_url"] = self.spark_master_url
+        data["racks"] = list(self.racks)
+        data["brokers_by_host"] = {b.host: asdict(b) for b in self.brokers}
+        data["ensemble_by_host"] = {m.host: asdict(m) for m in self.ensemble}
+        return data
+
+
+def as_int(value: Any) -> int | None:
+    """An integer from inventory data (``3`` or ``"3"``), or None; booleans are not integers."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def address(view: InventoryView, host: str) -> str:
+    """How other hosts reach ``host``: ``ansible_host`` when set, else its inventory name."""
+    return str(view.var(host, "ansible_host", host))
+
+
+def rack_of(view: InventoryView, host: str) -> str | None:
+    rack = view.var(host, "rack")
+    return None if rack in (None, "") else str(rack)
+
+
+def data_disks(view: InventoryView, host: str) -> tuple[DataDisk, ...]:
+    """The host's declared data disks; entries the checks reject are left out here."""
+    disks = []
+    for entry in view.var(host, "os_tuning_data_disks", []) or []:
+        if not isinstance(entry, Mapping) or not entry.get("mount"):
+            continue
+        purpose = str(entry.get("purpose", ""))
+        owner = entry.get("owner") or ("zookeeper" if purpose == ZOOKEEPER_TXN_LOG else "kafka")
+        device = entry.get("device")
+        disks.append(DataDisk(None if device is None else str(device), str(entry["mount"]),
+                              purpose, str(owner)))
+    return tuple(disks)
+
+
+def broker_log_dirs(view: InventoryView, host: str) -> tuple[str, ...]:
+    """One Kafka log directory per data mount (KB-06, DF-03), else the role's default."""
+    mounts = [d.mount for d in data_disks(view, host) if d.purpose == KAFKA_LOG_DIR]
+    if mounts:
+        return tuple(f"{m.rstrip('/')}/kafka-logs" for m in mounts)
+    return (str(role_default("kafka_broker_default_log_dir")),)
+
+
+def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
+    members = []
+    for host in view.members(ZOOKEEPER):
+        member_id = as_int(view.var(host, "zookeeper_id"))
+        if member_id is None:
+            continue
+        members.append(ZooKeeperMember(
+            host=host,
+            address=address(view, host),
+            id=member_id,
+            rack=rack_of(view, host),
+            client_port=int(view.var(host, "zookeeper_client_port",
+                                     role_default("zookeeper_client_port"))),
+            quorum_port=int(view.var(host, "zookeeper_quorum_port",
+                                     role_default("zookeeper_quorum_port"))),
+            election_port=int(view.var(host, "zookeeper_election_port",
+                                       role_default("zookeeper_election_port"))),
+        ))
+    return tuple(sorted(members, key=lambda m: m.id))
+
+
+def brokers(view: InventoryView) -> tuple[Broker, ...]:
+    found = []
+    for host in view.members(KAFKA_BROKER):
+        broker_id = as_int(view.var(host, "kafka_broker_id"))
+        if broker_id is None:
+            continue
+        found.append(Broker(
+            host=host,
+            address=address(view, host),
+            id=broker_id,
+            rack=rack_of(view, host),
+            port=int(view.var(host, "kafka_broker_port", role_default("kafka_broker_port"))),
+            log_dirs=broker_log_dirs(view, host),
+        ))
+    return tuple(sorted(found, key=lambda b: b.id))
+
+
+def zookeeper_chroot(view: InventoryView) -> str:
+    """The cluster's chroot: explicit ``kafka_zookeeper_chroot`` or ``/kafka/<cluster name>``."""
+    chroot = view.cluster_var("kafka_zookeeper_chroot", "") or ""
+    if not chroot:
+        chroot = f"/kafka/{view.cluster_var('kafka_cluster_name')}"
+    return "/" + str(chroot).strip("/")
+
+
+def build(view: InventoryView) -> Cluster:
+    """The cluster model of an inventory (run :func:`kafkaform.checks.check` first)."""
+    spark = {
+        role: tuple(SparkNode(h, address(view, h), role) for h in view.members(role))
+        for role in (SPARK_MASTER, SPARK_WORKER)
+    }
+    return Cluster(
+        name=str(view.cluster_var("kafka_cluster_name")),
+        zookeeper_chroot=zookeeper_chroot(view),
+        ensemble=ensemble(view),
+        brokers=brokers(view),
+        spark_masters=spark[SPARK_MASTER],
+        spark_workers=spark[SPARK_WORKER],
+        replication_factor=as_int(view.cluster_var("kafka_default_replication_factor")) or 0,
+        min_insync_replicas=as_int(view.cluster_var("kafka_min_insync_replicas")) or 0,
+        data_disks={h: data_disks(view, h) for h in view.cluster_hosts()},
+    )

@@ -1,0 +1,106 @@
+"""`kafkaform check` and playbooks/preflight.yml: the same rules, from a shell and from Ansible."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "inventory" / "lab"
+BIN = Path(sys.executable).parent
+
+
+def kafkaform(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "kafkaform"), *args], capture_output=True, text=True,
+                          check=False, cwd=ROOT)
+
+
+def bad_inventory(tmp_path: Path) -> Path:
+    """The lab inventory with a rack holding two ZooKeeper members and a duplicate broker id,
+    and hosts that cannot be reached: a run that touched them would fail differently."""
+    inventory = yaml.safe_load((LAB / "hosts.yml").read_text())
+    children = inventory["all"]["children"]
+    children["zookeeper"]["hosts"]["kf-zk3"]["rack"] = "lab-a"
+    children["kafka_broker"]["hosts"]["kf-kafka3"]["kafka_broker_id"] = 2
+    directory = tmp_path / "inventory"
+    (directory / "group_vars").mkdir(parents=True)
+    (directory / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    (directory / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "ansible_connection": "ssh", "ansible_host": "unreachable.invalid",
+        "kafka_cluster_name": "bad"}))
+    return directory
+
+
+def test_lab_inventory_is_valid() -> None:
+    result = kafkaform("check", "-i", str(LAB))
+    assert result.returncode == 0, result.stderr
+    assert "8 hosts, no errors" in result.stderr
+
+
+def test_bad_inventory_exits_1_naming_hosts_and_rules(tmp_path: Path) -> None:
+    result = kafkaform("check", "-i", str(bad_inventory(tmp_path)))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert any("kf-zk1, kf-zk3 [ZK-07] rack lab-a holds 2 of 3" in line for line in lines)
+    assert any("kf-kafka2, kf-kafka3 [KB-02] kafka_broker_id 2 is used by 2 hosts" in line
+               for line in lines)
+
+
+def test_json_format_for_ci(tmp_path: Path) -> None:
+    result = kafkaform("check", "-i", str(bad_inventory(tmp_path)), "--format", "json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["valid"] is False
+    assert {f["rule"] for f in report["findings"]} == {"ZK-07", "KB-02"}
+    assert all(f["fix"] and f["hosts"] for f in report["findings"])
+
+
+def test_missing_inventory_is_a_usage_error(tmp_path: Path) -> None:
+    result = kafkaform("check", "-i", str(tmp_path / "nope"))
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
+
+
+def test_inventory_values_are_templated(tmp_path: Path) -> None:
+    directory = bad_inventory(tmp_path)
+    hosts = yaml.safe_load((directory / "hosts.yml").read_text())
+    children = hosts["all"]["children"]
+    children["zookeeper"]["hosts"]["kf-zk3"]["rack"] = "lab-c"
+    children["kafka_broker"]["hosts"]["kf-kafka3"]["kafka_broker_id"] = "{{ 1 + 2 }}"
+    (directory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    result = kafkaform("check", "-i", str(directory))
+    assert result.returncode == 0, result.stderr
+
+
+def ansible_playbook(playbook: str, inventory: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=f"{BIN}:{os.environ['PATH']}")
+    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory),
+                           str(ROOT / "playbooks" / playbook)],
+                          capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+
+
+@pytest.mark.parametrize("playbook", ["preflight.yml", "site.yml"])
+def test_playbooks_stop_on_a_bad_inventory_before_touching_a_host(
+        tmp_path: Path, playbook: str) -> None:
+    result = ansible_playbook(playbook, bad_inventory(tmp_path))
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "[ZK-07] rack lab-a holds 2 of 3" in output
+    assert "[KB-02] kafka_broker_id 2 is used by 2 hosts" in output
+    assert "UNREACHABLE" not in output
+    assert output.count("PLAY [") == 1, "no play after the preflight may run"
+
+
+def test_preflight_passes_the_lab_inventory_without_contacting_it() -> None:
+    # The lab's containers need not exist: the preflight reads the inventory only.
+    result = ansible_playbook("preflight.yml", LAB)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "unreachable=0" in result.stdout and "failed=0" in result.stdout

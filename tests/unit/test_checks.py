@@ -1,0 +1,218 @@
+"""The preflight rules: bad inventories, each rejected with its message; good ones accepted."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkaform import checks, model
+from kafkaform.checks import Finding
+from kafkaform.model import InventoryView
+
+Spec = dict[str, dict[str, dict[str, Any]]]
+
+
+def lab_like() -> Spec:
+    """Groups → hosts → vars, shaped like inventory/lab."""
+    return {
+        "zookeeper": {
+            "zk1": {"zookeeper_id": 1, "rack": "a"},
+            "zk2": {"zookeeper_id": 2, "rack": "b"},
+            "zk3": {"zookeeper_id": 3, "rack": "c"},
+        },
+        "kafka_broker": {
+            "k1": {"kafka_broker_id": 1, "rack": "a"},
+            "k2": {"kafka_broker_id": 2, "rack": "a"},
+            "k3": {"kafka_broker_id": 3, "rack": "b"},
+        },
+        "spark_master": {"sm": {}},
+        "spark_worker": {"sw1": {}},
+    }
+
+
+def view_of(spec: Spec, cluster: dict[str, Any] | None = None) -> InventoryView:
+    groups = {group: list(hosts) for group, hosts in spec.items()}
+    hostvars: dict[str, dict[str, Any]] = {}
+    for hosts in spec.values():
+        for host, host_vars in hosts.items():
+            hostvars.setdefault(host, {}).update(cluster or {}, **host_vars)
+    return InventoryView(groups=groups, hostvars=hostvars)
+
+
+def errors_of(spec: Spec, cluster: dict[str, Any] | None = None) -> list[Finding]:
+    return checks.errors(checks.check(view_of(spec, cluster)))
+
+
+def test_lab_like_inventory_is_valid() -> None:
+    assert errors_of(lab_like()) == []
+
+
+def test_five_members_and_no_racks_at_all_is_valid() -> None:
+    spec = lab_like()
+    spec["zookeeper"] = {f"zk{i}": {"zookeeper_id": i} for i in range(1, 6)}
+    for host_vars in spec["kafka_broker"].values():
+        del host_vars["rack"]
+    assert errors_of(spec) == []
+
+
+def test_single_member_passes_only_with_the_development_switch() -> None:
+    spec = lab_like()
+    spec["zookeeper"] = {"zk1": {"zookeeper_id": 1, "rack": "a"}}
+    assert [f.rule for f in errors_of(spec)] == ["ZK-06"]
+    assert errors_of(spec, {"kafkaform_allow_single_zookeeper": True}) == []
+
+
+def test_nine_members_pass_only_with_the_large_ensemble_switch() -> None:
+    spec = lab_like()
+    spec["zookeeper"] = {f"zk{i}": {"zookeeper_id": i, "rack": "abc"[i % 3]} for i in range(1, 10)}
+    assert [f.rule for f in errors_of(spec)] == ["ZK-06"]
+    assert errors_of(spec, {"kafkaform_allow_large_ensemble": "yes"}) == []
+
+
+def mutate(change: Callable[[Spec], None]) -> Spec:
+    spec = copy.deepcopy(lab_like())
+    change(spec)
+    return spec
+
+
+# (case, inventory, cluster settings, rule, words in the message, hosts named)
+BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
+    ("even ensemble",
+     mutate(lambda s: s["zookeeper"].update(zk4={"zookeeper_id": 4, "rack": "d"})),
+     {}, "ZK-06", "4 members", {"zk1", "zk2", "zk3", "zk4"}),
+    ("brokers without ensemble", mutate(lambda s: s["zookeeper"].clear()),
+     {}, "ZK-06", "zookeeper group is empty", set()),
+    ("missing zookeeper_id", mutate(lambda s: s["zookeeper"]["zk2"].pop("zookeeper_id")),
+     {}, "ZK-03", "zookeeper_id is not set", {"zk2"}),
+    ("zookeeper_id 0", mutate(lambda s: s["zookeeper"]["zk2"].update(zookeeper_id=0)),
+     {}, "ZK-03", "not an integer from 1 to 255", {"zk2"}),
+    ("zookeeper_id 256", mutate(lambda s: s["zookeeper"]["zk2"].update(zookeeper_id=256)),
+     {}, "ZK-03", "not an integer from 1 to 255", {"zk2"}),
+    ("zookeeper_id text", mutate(lambda s: s["zookeeper"]["zk2"].update(zookeeper_id="two")),
+     {}, "ZK-03", "'two'", {"zk2"}),
+    ("duplicate zookeeper_id", mutate(lambda s: s["zookeeper"]["zk3"].update(zookeeper_id=1)),
+     {}, "ZK-03", "zookeeper_id 1 is used by 2 hosts", {"zk1", "zk3"}),
+    ("negative broker id", mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_id=-1)),
+     {}, "KB-02", "not an integer of at least 0", {"k1"}),
+    ("boolean broker id", mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_id=True)),
+     {}, "KB-02", "True", {"k1"}),
+    ("duplicate broker id", mutate(lambda s: s["kafka_broker"]["k3"].update(kafka_broker_id=2)),
+     {}, "KB-02", "kafka_broker_id 2 is used by 2 hosts", {"k2", "k3"}),
+    ("missing broker id", mutate(lambda s: s["kafka_broker"]["k3"].pop("kafka_broker_id")),
+     {}, "KB-02", "kafka_broker_id is not set", {"k3"}),
+    ("rack on some", mutate(lambda s: s["kafka_broker"]["k3"].pop("rack")),
+     {}, "RA-01", "not on these", {"k3"}),
+    ("rack majority", mutate(lambda s: s["zookeeper"]["zk3"].update(rack="a")),
+     {}, "ZK-07", "rack a holds 2 of 3", {"zk1", "zk3"}),
+    ("brokers in one rack", mutate(lambda s: s["kafka_broker"]["k3"].update(rack="a")),
+     {}, "RA-02", "every broker is in rack a", {"k1", "k2", "k3"}),
+    ("rf above brokers", lab_like(), {"kafka_default_replication_factor": 4, },
+     "TR-01", "4 is above the broker count 3", {"k1", "k2", "k3"}),
+    ("min isr equal to rf", lab_like(), {"kafka_min_insync_replicas": 3},
+     "TR-02", "below the replication factor", set()),
+    ("min isr zero", lab_like(), {"kafka_min_insync_replicas": 0},
+     "TR-02", "at least 1", set()),
+    ("worker without master", mutate(lambda s: s["spark_master"].clear()),
+     {}, "SP-01", "no master", {"sw1"}),
+    ("cluster name differs",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_cluster_name="other")),
+     {"kafka_cluster_name": "lab"}, "KF-01", "kafka_cluster_name differs", set()),
+    ("tcp max above core max",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(
+         os_tuning_sysctl_overrides={"net.ipv4.tcp_rmem": "4096 65536 4194304"})),
+     {}, "OS-01", "net.ipv4.tcp_rmem maximum 4194304 is above net.core.rmem_max", {"k1"}),
+    ("background ratio not below dirty ratio",
+     mutate(lambda s: s["zookeeper"]["zk1"].update(
+         os_tuning_sysctl_overrides={"vm.dirty_background_ratio": 70})),
+     {}, "OS-02", "vm.dirty_background_ratio 70 is not below", {"zk1"}),
+    ("swappiness zero",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(
+         os_tuning_sysctl_overrides={"vm.swappiness": 0})),
+     {}, "OS-03", "vm.swappiness 0", {"k2"}),
+    ("device declared twice",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
+         {"device": "/dev/vdb", "mount": "/data0", "purpose": "kafka_log_dir"},
+         {"device": "/dev/vdb", "mount": "/data1", "purpose": "kafka_log_dir"}])),
+     {}, "DF-03", "device /dev/vdb is declared 2 times", {"k1"}),
+    ("mount point reused",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
+         {"device": "/dev/vdb", "mount": "/data0", "purpose": "kafka_log_dir"},
+         {"device": "/dev/vdc", "mount": "/data0/", "purpose": "kafka_log_dir"}])),
+     {}, "DF-03", "mount point /data0 is used by 2 entries", {"k1"}),
+    ("disk without device",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
+         {"mount": "/data0", "purpose": "kafka_log_dir"}])),
+     {}, "DF-03", "has no device", {"k1"}),
+    ("unknown disk purpose",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
+         {"device": "/dev/vdb", "mount": "/data0", "purpose": "logs"}])),
+     {}, "DF-03", "purpose is 'logs'", {"k1"}),
+]
+
+
+@pytest.mark.parametrize(("inventory", "cluster", "rule", "words", "hosts"),
+                         [case[1:] for case in BAD], ids=[case[0] for case in BAD])
+def test_bad_inventory_is_rejected_with_its_message(
+        inventory: Spec, cluster: dict[str, Any], rule: str, words: str, hosts: set[str]) -> None:
+    found = errors_of(inventory, cluster)
+    assert [f.rule for f in found] == [rule], [f.text() for f in found]
+    finding = found[0]
+    assert words in finding.message
+    assert set(finding.hosts) == hosts
+    assert finding.fix, "every finding says how to fix it"
+    assert finding.text().startswith("ERROR ")
+
+
+def test_every_violation_is_reported_at_once() -> None:
+    spec = lab_like()
+    spec["zookeeper"]["zk3"].update(rack="a", zookeeper_id=1)
+    spec["kafka_broker"]["k3"].pop("kafka_broker_id")
+    found = errors_of(spec, {"kafka_min_insync_replicas": 5})
+    assert Counter(f.rule for f in found) == Counter({"ZK-03": 1, "ZK-07": 1, "KB-02": 1,
+                                                      "TR-02": 1})
+
+
+def test_shared_zookeeper_and_broker_host_is_a_warning_only() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["zk1"] = {"kafka_broker_id": 9, "rack": "a"}
+    found = checks.check(view_of(spec))
+    assert [(f.rule, f.severity, f.hosts) for f in found] == [("ZK-11", "warning", ("zk1",))]
+
+
+@given(st.lists(st.sampled_from("abcdefg"), min_size=3, max_size=7).filter(lambda r: len(r) % 2))
+def test_rack_majority_rule_fires_exactly_when_one_rack_holds_a_majority(racks: list[str]) -> None:
+    spec = lab_like()
+    spec["zookeeper"] = {f"zk{i}": {"zookeeper_id": i, "rack": r}
+                         for i, r in enumerate(racks, start=1)}
+    flagged = [f for f in errors_of(spec) if f.rule == "ZK-07"]
+    rack, most = Counter(racks).most_common(1)[0]
+    if most > len(racks) // 2:
+        assert len(flagged) == 1
+        assert flagged[0].hosts == tuple(h for h, v in spec["zookeeper"].items()
+                                         if v["rack"] == rack)
+    else:
+        assert flagged == []
+
+
+@given(st.lists(st.integers(min_value=0, max_value=20), min_size=2, max_size=12))
+def test_duplicate_broker_ids_name_exactly_the_sharing_hosts(ids: list[int]) -> None:
+    spec = lab_like()
+    spec["kafka_broker"] = {f"k{n}": {"kafka_broker_id": i, "rack": "ab"[n % 2]}
+                            for n, i in enumerate(ids)}
+    spec["zookeeper"]["zk1"]["rack"] = "d"  # keep the ensemble valid whatever the broker racks
+    flagged = {f.hosts for f in errors_of(spec, {"kafka_default_replication_factor": 1,
+                                                 "kafka_min_insync_replicas": 0})
+               if f.rule == "KB-02"}
+    duplicated = {i for i, count in Counter(ids).items() if count > 1}
+    expected = {tuple(f"k{n}" for n, i in enumerate(ids) if i == dup) for dup in duplicated}
+    assert flagged == expected
+
+
+def test_model_groups_are_the_documented_ones() -> None:
+    assert set(model.GROUPS) == set(lab_like())

@@ -1,0 +1,57 @@
+"""The cluster model: what every engine reads, computed once."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkaform import model
+from tests.unit.test_checks import lab_like, view_of
+
+
+def test_zookeeper_connect_lists_every_member_by_id_then_the_chroot() -> None:
+    spec = lab_like()
+    spec["zookeeper"]["zk1"]["zookeeper_id"] = 7  # order follows ids, not the inventory
+    cluster = model.build(view_of(spec, {"kafka_cluster_name": "orders"}))
+    assert cluster.zookeeper_connect == "zk2:2181,zk3:2181,zk1:2181/kafka/orders"
+    assert cluster.to_dict()["zookeeper_servers"] == [
+        "server.2=zk2:2888:3888", "server.3=zk3:2888:3888", "server.7=zk1:2888:3888"]
+
+
+def test_explicit_chroot_and_addresses_win() -> None:
+    spec = lab_like()
+    spec["zookeeper"]["zk1"]["ansible_host"] = "10.0.0.1"
+    spec["zookeeper"]["zk1"]["zookeeper_client_port"] = 2281
+    cluster = model.build(view_of(spec, {"kafka_zookeeper_chroot": "shared/kafka-a/"}))
+    assert cluster.zookeeper_connect == "10.0.0.1:2281,zk2:2181,zk3:2181/shared/kafka-a"
+
+
+def test_brokers_get_one_log_dir_per_data_mount_and_their_rack() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k1"]["os_tuning_data_disks"] = [
+        {"device": "/dev/vdb", "mount": "/var/lib/kafka/data0", "purpose": "kafka_log_dir"},
+        {"device": "/dev/vdc", "mount": "/var/lib/kafka/data1/", "purpose": "kafka_log_dir"},
+    ]
+    cluster = model.build(view_of(spec))
+    by_host = {b.host: b for b in cluster.brokers}
+    assert by_host["k1"].log_dirs == ("/var/lib/kafka/data0/kafka-logs",
+                                      "/var/lib/kafka/data1/kafka-logs")
+    assert by_host["k2"].log_dirs == ("/var/lib/kafka/data/kafka-logs",)
+    assert [(b.id, b.rack) for b in cluster.brokers] == [(1, "a"), (2, "a"), (3, "b")]
+    assert cluster.racks == ("a", "b")
+    assert cluster.bootstrap_servers == "k1:9092,k2:9092,k3:9092"
+
+
+def test_spark_master_url_and_defaults() -> None:
+    cluster = model.build(view_of(lab_like()))
+    assert cluster.spark_master_url == "spark://sm:7077"
+    assert (cluster.replication_factor, cluster.min_insync_replicas) == (3, 2)
+    assert cluster.name == "kafka"
+
+
+@given(st.permutations(["zk1", "zk2", "zk3", "zk4", "zk5"]))
+def test_one_connect_string_whatever_the_inventory_order(order: list[str]) -> None:
+    spec = lab_like()
+    spec["zookeeper"] = {h: {"zookeeper_id": int(h[2:]), "rack": h} for h in order}
+    assert model.build(view_of(spec)).zookeeper_connect == (
+        "zk1:2181,zk2:2181,zk3:2181,zk4:2181,zk5:2181/kafka/kafka")
