@@ -42,6 +42,9 @@ PACKAGES: tuple[str, ...] = (
     "ca-certificates",
     "curl",
     "netcat-openbsd",
+    # Every JVM service of the platform needs Java 17; baked in, it is downloaded once per image
+    # instead of once per host and scenario. The roles still ensure it (a no-op here).
+    "openjdk-17-jre-headless",
 )
 
 # Units that cannot work, or must not run, in a container: udev and the gettys have no devices,
