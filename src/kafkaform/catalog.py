@@ -1,0 +1,198 @@
+"""The one catalog of what kafkaform installs: each component's version, archive and where it lives.
+
+Every path here is relative to the Apache distribution root (https://archive.apache.org/dist/).
+The artifact mirror (`kafkaform mirror build`) writes its archives under the same relative paths,
+so a mirror URL is a drop-in replacement for the Apache dist root: roles only ever join
+`<root>/<dist_path>`.
+
+Versions were chosen against what exists on Maven Central and PyPI, since Apache download sites
+are unreachable from the build machines:
+
+* Kafka 3.9.2: newest 3.9.x of `org.apache.kafka:kafka_2.13` (3.9 is the last line with ZooKeeper).
+* ZooKeeper 3.8.4: the version Kafka 3.9.2's own POM depends on, so brokers and ensemble agree.
+* Spark 4.0.0: the only 4.x whose whole Kafka connector is on Maven Central. pyspark and
+  `spark-sql-kafka-0-10_2.13` exist up to 4.1.x, but `spark-token-provider-kafka-0-10_2.13` (a
+  compile dependency of the connector) is published only for 4.0.0 there.
+* The Spark Kafka connector jars: the versions Spark 4.0.0's POMs declare (kafka-clients 3.9.0,
+  commons-pool2 2.12.0). `kafkaform mirror build` re-resolves them with Maven and fails if they
+  drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Official Apache distribution root; the mirror replaces exactly this prefix.
+APACHE_DIST_ROOT = "https://archive.apache.org/dist/"
+
+#: Maven Central, where the mirror's jars come from.
+MAVEN_CENTRAL_ROOT = "https://repo1.maven.org/maven2/"
+
+#: Scala binary version of the Kafka and Spark builds (both must agree for the connector).
+SCALA_BINARY_VERSION = "2.13"
+
+
+def join_url(root: str, path: str) -> str:
+    """Join a distribution root and a relative path with exactly one slash between them."""
+    return root.rstrip("/") + "/" + path.lstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One installable release archive, as published (or mirrored) under the Apache dist root.
+
+    Attributes:
+        name: short name used by roles and the CLI (`kafka`, `zookeeper`, `spark`).
+        version: upstream release version.
+        archive: file name of the release archive.
+        top_dir: the single top-level directory every archive member lives under.
+        dist_path: path of the archive relative to the Apache dist root.
+    """
+
+    name: str
+    version: str
+    archive: str
+    top_dir: str
+    dist_path: str
+
+    @property
+    def url(self) -> str:
+        """Official Apache URL of the archive."""
+        return self.url_on(APACHE_DIST_ROOT)
+
+    @property
+    def sha512_url(self) -> str:
+        """Official Apache URL of the archive's `.sha512` file."""
+        return self.url + ".sha512"
+
+    def url_on(self, root: str) -> str:
+        """URL of the archive under another dist root (a mirror)."""
+        return join_url(root, self.dist_path)
+
+    @property
+    def sha512_path(self) -> str:
+        """Path of the `.sha512` file relative to the dist root."""
+        return self.dist_path + ".sha512"
+
+
+@dataclass(frozen=True, slots=True)
+class MavenJar:
+    """A jar taken as-is from Maven Central and published in the mirror at `dist_path`.
+
+    Attributes:
+        group: Maven groupId.
+        artifact: Maven artifactId.
+        version: Maven version.
+        dist_path: where the mirror publishes the jar, relative to the dist root.
+    """
+
+    group: str
+    artifact: str
+    version: str
+    dist_path: str
+
+    @property
+    def file_name(self) -> str:
+        """Jar file name as Maven names it."""
+        return f"{self.artifact}-{self.version}.jar"
+
+    @property
+    def coordinate(self) -> str:
+        """`group:artifact:version`, as Maven and `spark-submit --packages` take it."""
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+    @property
+    def maven_url(self) -> str:
+        """URL of the jar on Maven Central."""
+        group_path = self.group.replace(".", "/")
+        return join_url(
+            MAVEN_CENTRAL_ROOT, f"{group_path}/{self.artifact}/{self.version}/{self.file_name}"
+        )
+
+    def url_on(self, root: str) -> str:
+        """URL of the jar in a mirror rooted at `root`."""
+        return join_url(root, self.dist_path)
+
+    @property
+    def sha512_path(self) -> str:
+        """Path of the jar's `.sha512` file in the mirror."""
+        return self.dist_path + ".sha512"
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Every component kafkaform installs, plus the jars Spark needs to talk to Kafka."""
+
+    kafka: Component
+    zookeeper: Component
+    spark: Component
+    spark_kafka_connector: tuple[MavenJar, ...]
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        """The release archives, in build order (smallest first)."""
+        return (self.zookeeper, self.kafka, self.spark)
+
+    def component(self, name: str) -> Component:
+        """Look a component up by name; raise KeyError listing the known names."""
+        for item in self.components:
+            if item.name == name:
+                return item
+        known = ", ".join(c.name for c in self.components)
+        raise KeyError(f"unknown component {name!r}; the catalog has: {known}")
+
+
+def kafka(version: str, scala: str = SCALA_BINARY_VERSION) -> Component:
+    """Kafka binary release `kafka_<scala>-<version>.tgz`."""
+    base = f"kafka_{scala}-{version}"
+    return Component("kafka", version, f"{base}.tgz", base, f"kafka/{version}/{base}.tgz")
+
+
+def zookeeper(version: str) -> Component:
+    """ZooKeeper binary release `apache-zookeeper-<version>-bin.tar.gz`."""
+    base = f"apache-zookeeper-{version}-bin"
+    path = f"zookeeper/zookeeper-{version}/{base}.tar.gz"
+    return Component("zookeeper", version, f"{base}.tar.gz", base, path)
+
+
+def spark(version: str) -> Component:
+    """Spark binary release built for Hadoop 3 (Spark 4 only ships Scala 2.13)."""
+    base = f"spark-{version}-bin-hadoop3"
+    return Component("spark", version, f"{base}.tgz", base, f"spark/spark-{version}/{base}.tgz")
+
+
+def spark_connector_jar(spark_version: str, group: str, artifact: str, version: str) -> MavenJar:
+    """A Spark Kafka connector jar, published next to the Spark archive under `connector/`."""
+    path = f"spark/spark-{spark_version}/connector/{artifact}-{version}.jar"
+    return MavenJar(group, artifact, version, path)
+
+
+#: Each component's archive for any version, by name (roles may pin another version).
+RELEASES: dict[str, Callable[[str], Component]] = {
+    "kafka": kafka,
+    "zookeeper": zookeeper,
+    "spark": spark,
+}
+
+KAFKA_VERSION = "3.9.2"
+ZOOKEEPER_VERSION = "3.8.4"
+SPARK_VERSION = "4.0.0"
+
+CATALOG = Catalog(
+    kafka=kafka(KAFKA_VERSION),
+    zookeeper=zookeeper(ZOOKEEPER_VERSION),
+    spark=spark(SPARK_VERSION),
+    # What `spark-sql-kafka-0-10_2.13:4.0.0` needs beyond Spark's own jars/ (spark-sql is
+    # `provided`); versions as Spark's POM declares them (kafka.version, commons-pool2.version).
+    spark_kafka_connector=(
+        spark_connector_jar(
+            SPARK_VERSION, "org.apache.spark", "spark-sql-kafka-0-10_2.13", SPARK_VERSION
+        ),
+        spark_connector_jar(
+            SPARK_VERSION, "org.apache.spark", "spark-token-provider-kafka-0-10_2.13", SPARK_VERSION
+        ),
+        spark_connector_jar(SPARK_VERSION, "org.apache.kafka", "kafka-clients", "3.9.0"),
+        spark_connector_jar(SPARK_VERSION, "org.apache.commons", "commons-pool2", "2.12.0"),
+    ),
+)

@@ -1,0 +1,199 @@
+"""The built mirror's archives really run: Kafka tools, a ZooKeeper server, a Spark master.
+
+Needs a built mirror and Java 17 (~30 s, most of it unpacking Spark); tests/run-all builds the
+mirror before it runs tests/integration:
+
+    .venv/bin/kafkaform mirror build
+    .venv/bin/python -m pytest tests/integration/test_mirror_archives.py
+
+The mirror directory is $KAFKAFORM_MIRROR_DIR, else the default of `kafkaform mirror build`.
+Servers listen on 127.0.0.1 only, on ports from the OS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import tarfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafkaform import mirror
+from kafkaform.catalog import CATALOG, Component
+from kafkaform.checksum import file_sha512, parse_sha512
+
+MIRROR = Path(os.environ.get("KAFKAFORM_MIRROR_DIR") or mirror.default_mirror_dir())
+
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free loopback ports (all probes stay open until each has its own port)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def unpack(component: Component, into: Path) -> Path:
+    """Verify the archive against its published .sha512 and unpack it like the role does."""
+    archive = MIRROR / component.dist_path
+    if not archive.is_file():
+        pytest.fail(f"{archive} is missing: run `kafkaform mirror build` first")
+    published = (MIRROR / component.sha512_path).read_text()
+    assert parse_sha512(published, component.archive) == file_sha512(archive)
+    with tarfile.open(archive) as tar:
+        assert {name.split("/")[0] for name in tar.getnames()} == {component.top_dir}
+        tar.extractall(into, filter="data")
+    return into / component.top_dir
+
+
+@pytest.fixture(scope="module")
+def kafka_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return unpack(CATALOG.kafka, tmp_path_factory.mktemp("kafka"))
+
+
+def java(home: Path, classpath: str, *args: str, timeout: float = 60) -> str:
+    """Run a main class as the roles do (`java -cp ... Main args`); return stdout + stderr."""
+    result = subprocess.run(
+        ["java", "-cp", classpath, *args],
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return result.stdout + result.stderr
+
+
+def test_kafka_broker_and_topic_command_report_the_catalog_version(kafka_home: Path) -> None:
+    version = CATALOG.kafka.version
+    # The release's tools log4j config: warnings to stderr, and no "no appenders" noise.
+    log4j = "-Dlog4j.configuration=file:config/tools-log4j.properties"
+    for main in ("kafka.Kafka", "org.apache.kafka.tools.TopicCommand"):
+        assert java(kafka_home, "libs/*", log4j, main, "--version").strip() == version
+
+
+@pytest.mark.parametrize(
+    ("main", "expected"),
+    [
+        ("org.apache.kafka.tools.VerifiableProducer", "usage: verifiable-producer"),
+        ("org.apache.kafka.tools.VerifiableConsumer", "usage: verifiable-consumer"),
+        ("org.apache.kafka.tools.ProducerPerformance", "usage: producer-performance"),
+        ("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server"),
+        ("org.apache.kafka.tools.LeaderElectionCommand", "--election-type"),
+    ],
+)
+def test_kafka_tools_load(kafka_home: Path, main: str, expected: str) -> None:
+    output = java(kafka_home, "libs/*", main, "--help")
+    assert expected in output and "ClassNotFoundException" not in output
+
+
+def test_kafka_ships_the_reload4j_binding(kafka_home: Path) -> None:
+    libs = {path.name for path in (kafka_home / "libs").iterdir()}
+    assert any(name.startswith("reload4j-") for name in libs)
+    assert any(name.startswith("slf4j-reload4j-") for name in libs)
+
+
+@pytest.fixture
+def zookeeper(tmp_path: Path) -> Iterator[int]:
+    home = unpack(CATALOG.zookeeper, tmp_path)
+    (port,) = free_ports(1)
+    cfg = tmp_path / "zoo.cfg"
+    cfg.write_text(
+        f"tickTime=2000\ndataDir={tmp_path / 'data'}\nclientPort={port}\n"
+        "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+    )
+    main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+    with subprocess.Popen(
+        ["java", "-cp", "conf:lib/*", main, str(cfg)],
+        cwd=home,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as server:
+        try:
+            yield port
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+
+
+def four_letter(port: int, command: bytes) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
+        conn.sendall(command)
+        chunks = []
+        while chunk := conn.recv(4096):
+            chunks.append(chunk)
+    return b"".join(chunks).decode()
+
+
+def test_zookeeper_serves_standalone_and_answers_srvr(zookeeper: int) -> None:
+    deadline = time.monotonic() + 30
+    answer = ""
+    while time.monotonic() < deadline and "Mode: standalone" not in answer:
+        try:
+            answer = four_letter(zookeeper, b"srvr")
+        except OSError:
+            time.sleep(0.3)
+    assert f"Zookeeper version: {CATALOG.zookeeper.version}" in answer
+    assert "Mode: standalone" in answer
+
+
+def test_zookeeper_purge_tool_loads(tmp_path: Path) -> None:
+    home = unpack(CATALOG.zookeeper, tmp_path)
+    (tmp_path / "data").mkdir()
+    output = java(home, "lib/*", "org.apache.zookeeper.server.PurgeTxnLog", str(tmp_path / "data"))
+    assert "count should be greater than or equal to 3" not in output  # default count is 3
+    assert "ClassNotFoundException" not in output
+
+
+def test_spark_master_starts_and_serves_its_json_status(tmp_path: Path) -> None:
+    home = unpack(CATALOG.spark, tmp_path)
+    port, ui = free_ports(2)
+    main = "org.apache.spark.deploy.master.Master"
+    args = ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)]
+    with subprocess.Popen(
+        ["java", "-cp", "conf:jars/*", main, *args],
+        cwd=home,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as master:
+        try:
+            status = wait_for_json(f"http://127.0.0.1:{ui}/json/", timeout=60)
+        finally:
+            master.terminate()
+            master.wait(timeout=20)
+    assert status["status"] == "ALIVE"
+    assert status["url"] == f"spark://127.0.0.1:{port}"
+
+
+def wait_for_json(url: str, timeout: float) -> dict[str, object]:
+    """Poll a JSON status page until it says ALIVE (a master starts as STANDBY) or time is up."""
+    deadline = time.monotonic() + timeout
+    data: dict[str, object] = {}
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                data = json.load(response)
+            if data.get("status") == "ALIVE":
+                break
+        except OSError:
+            pass
+        time.sleep(0.3)
+    return data
+
+
+def test_connector_jars_are_published_with_their_sha512() -> None:
+    for jar in CATALOG.spark_kafka_connector:
+        path = MIRROR / jar.dist_path
+        published = (MIRROR / jar.sha512_path).read_text()
+        assert parse_sha512(published, jar.file_name) == file_sha512(path)

@@ -1,0 +1,338 @@
+"""kafkaform.mirror and kafkaform.catalog: layouts, reproducible tarballs, manifest skips, CLI.
+
+Fast and offline: Maven and pip are not run here (tests/unit/test_mirror_integration.py runs the
+built archives' JVMs). Jars are stand-in files; only names and layout matter to these tests.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+import urllib.request
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import pytest
+
+from kafkaform import mirror
+from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, join_url
+from kafkaform.checksum import file_sha512, parse_sha512
+from kafkaform.cli import build_parser
+
+
+def tar_names(data: bytes) -> list[str]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return tar.getnames()
+
+
+def tarball(members: list[mirror.Member], top: str = "demo-1.0") -> bytes:
+    out = io.BytesIO()
+    mirror.write_tarball(members, top, out)
+    return out.getvalue()
+
+
+def fake_jars(directory: Path, names: list[str]) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in names:
+        path = directory / name
+        path.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: a valid jar with no entries
+        paths.append(path)
+    return paths
+
+
+# ------------------------------------------------------------------------------------ catalog
+
+
+def test_catalog_paths_follow_the_apache_dist_layout() -> None:
+    kafka, zookeeper, spark = CATALOG.kafka, CATALOG.zookeeper, CATALOG.spark
+    assert kafka.dist_path == f"kafka/{kafka.version}/kafka_2.13-{kafka.version}.tgz"
+    assert kafka.top_dir == f"kafka_2.13-{kafka.version}"
+    assert zookeeper.dist_path == (
+        f"zookeeper/zookeeper-{zookeeper.version}/apache-zookeeper-{zookeeper.version}-bin.tar.gz"
+    )
+    assert spark.dist_path == f"spark/spark-{spark.version}/spark-{spark.version}-bin-hadoop3.tgz"
+    assert kafka.url == APACHE_DIST_ROOT + kafka.dist_path
+    assert kafka.sha512_url == kafka.url + ".sha512"
+    assert zookeeper.url_on("http://mirror:8000/") == f"http://mirror:8000/{zookeeper.dist_path}"
+
+
+def test_catalog_versions_are_the_supported_lines() -> None:
+    assert CATALOG.kafka.version.startswith("3.9.")
+    assert CATALOG.zookeeper.version.startswith("3.8.")
+    assert CATALOG.spark.version.startswith("4.")
+
+
+def test_connector_jars_sit_next_to_the_spark_archive() -> None:
+    artifacts = {jar.artifact for jar in CATALOG.spark_kafka_connector}
+    assert artifacts == {
+        "spark-sql-kafka-0-10_2.13",
+        "spark-token-provider-kafka-0-10_2.13",
+        "kafka-clients",
+        "commons-pool2",
+    }
+    for jar in CATALOG.spark_kafka_connector:
+        assert jar.dist_path == f"spark/spark-{CATALOG.spark.version}/connector/{jar.file_name}"
+        assert jar.maven_url.endswith(f"/{jar.artifact}/{jar.version}/{jar.file_name}")
+
+
+def test_component_lookup_names_the_known_components() -> None:
+    assert CATALOG.component("kafka") is CATALOG.kafka
+    with pytest.raises(KeyError, match="kafka, spark"):
+        CATALOG.component("flink")
+
+
+def test_join_url_puts_exactly_one_slash() -> None:
+    assert (
+        join_url("http://m:8000/", "/a/b")
+        == join_url("http://m:8000", "a/b")
+        == "http://m:8000/a/b"
+    )
+
+
+# ----------------------------------------------------------------------------------- tarballs
+
+
+def test_tarball_is_byte_identical_for_equal_inputs(tmp_path: Path) -> None:
+    jar = fake_jars(tmp_path, ["x-1.jar"])[0]
+    members = [
+        mirror.text_member("bin/run.sh", "#!/bin/sh\n", executable=True),
+        mirror.file_member("libs/x-1.jar", jar, executable=False),
+    ]
+    assert tarball(members) == tarball(list(reversed(members)))
+
+
+def test_tarball_lists_sorted_directories_under_one_top_dir_with_pinned_metadata() -> None:
+    members = [
+        mirror.text_member("conf/a.cfg", "a=1\n"),
+        mirror.text_member("bin/run.sh", "#!/bin/sh\n", executable=True),
+    ]
+    data = tarball(members)
+    assert tar_names(data) == [
+        "demo-1.0",
+        "demo-1.0/bin",
+        "demo-1.0/bin/run.sh",
+        "demo-1.0/conf",
+        "demo-1.0/conf/a.cfg",
+    ]
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        infos = {info.name: info for info in tar.getmembers()}
+    assert infos["demo-1.0/bin/run.sh"].mode == 0o755
+    assert infos["demo-1.0/conf/a.cfg"].mode == 0o644
+    assert {(i.uid, i.gid, i.uname, i.mtime) for i in infos.values()} == {
+        (0, 0, "root", mirror.DEFAULT_EPOCH)
+    }
+    assert data[4:8] == bytes(4)  # gzip header mtime is zero
+
+
+@pytest.mark.parametrize("path", ["", "/etc/passwd", "a/../../b"])
+def test_unsafe_member_paths_are_refused(path: str) -> None:
+    with pytest.raises(mirror.MirrorError, match="unsafe"):
+        mirror.check_layout([mirror.text_member(path, "x")])
+
+
+def test_duplicate_member_paths_are_refused() -> None:
+    with pytest.raises(mirror.MirrorError, match="two archive members"):
+        mirror.check_layout([mirror.text_member("a", "1"), mirror.text_member("a", "2")])
+
+
+# ------------------------------------------------------------------------------------ layouts
+
+
+def test_kafka_layout_has_the_release_directories(tmp_path: Path) -> None:
+    version = CATALOG.kafka.version
+    jars = fake_jars(tmp_path, [f"kafka_2.13-{version}.jar", f"kafka-tools-{version}.jar"])
+    members = {m.path: m for m in mirror.kafka_members(CATALOG.kafka, jars)}
+    assert {path.split("/")[0] for path in members} >= {"bin", "config", "libs"}
+    assert f"libs/kafka-tools-{version}.jar" in members
+    for name in ("server.properties", "log4j.properties", "tools-log4j.properties"):
+        assert f"config/{name}" in members
+    scripts = [m for path, m in members.items() if path.startswith("bin/")]
+    assert "bin/kafka-topics.sh" in members and all(m.mode == 0o755 for m in scripts)
+    assert b"org.apache.kafka.tools.TopicCommand" in (members["bin/kafka-topics.sh"].data or b"")
+    assert all(m.mode == 0o644 for path, m in members.items() if path.startswith("libs/"))
+
+
+def test_kafka_roots_are_the_broker_and_the_tools() -> None:
+    version = CATALOG.kafka.version
+    assert mirror.kafka_roots(CATALOG.kafka) == [
+        f"org.apache.kafka:kafka_2.13:{version}",
+        f"org.apache.kafka:kafka-tools:{version}",
+    ]
+
+
+def test_zookeeper_layout_has_lib_conf_and_bin(tmp_path: Path) -> None:
+    jars = fake_jars(tmp_path, [f"zookeeper-{CATALOG.zookeeper.version}.jar", "logback-core.jar"])
+    paths = {m.path for m in mirror.zookeeper_members(CATALOG.zookeeper, jars)}
+    assert {"conf/zoo_sample.cfg", "conf/logback.xml", "bin/zkServer.sh"} <= paths
+    assert "lib/logback-core.jar" in paths
+
+
+def test_spark_layout_is_taken_from_the_sdist_deps(tmp_path: Path) -> None:
+    root = tmp_path / "pyspark-4.0.0"
+    for rel in ("deps/bin/spark-class", "deps/bin/spark-class.cmd", "deps/sbin/spark-daemon.sh"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("#!/bin/sh\n")
+    fake_jars(root / "deps/jars", ["spark-core_2.13-4.0.0.jar"])
+    fake_jars(root / "deps/jars/connect-repl", ["ammonite.jar"])
+    fake_jars(root / "lib", ["pyspark.zip", "py4j-0.10.9.9-src.zip"])
+    members = {m.path: m for m in mirror.spark_members(CATALOG.spark, root)}
+    assert members["bin/spark-class"].mode == 0o755
+    assert members["bin/spark-class.cmd"].mode == 0o644
+    assert members["jars/spark-core_2.13-4.0.0.jar"].mode == 0o644
+    assert "jars/connect-repl/ammonite.jar" in members
+    assert {"python/lib/pyspark.zip", "python/lib/py4j-0.10.9.9-src.zip"} <= set(members)
+    assert {"sbin/start-master.sh", "sbin/start-worker.sh", "sbin/spark-daemon.sh"} <= set(members)
+    assert "conf/spark-env.sh.template" in members
+
+
+def test_spark_layout_refuses_something_that_is_not_a_pyspark_sdist(tmp_path: Path) -> None:
+    with pytest.raises(mirror.MirrorError, match="is this a pyspark sdist"):
+        mirror.spark_members(CATALOG.spark, tmp_path)
+
+
+# -------------------------------------------------------------------------------------- maven
+
+
+def test_maven_pom_imports_the_bom_and_lists_the_roots() -> None:
+    pom = mirror.maven_pom(["g:a:1", "g:b"], bom="org.apache.zookeeper:parent:3.8.4")
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.fromstring(pom.split("\n", 1)[1])
+    managed = root.find("m:dependencyManagement/m:dependencies/m:dependency", ns)
+    assert managed is not None
+    assert managed.findtext("m:scope", namespaces=ns) == "import"
+    deps = root.findall("m:dependencies/m:dependency", ns)
+    assert [d.findtext("m:artifactId", namespaces=ns) for d in deps] == ["a", "b"]
+    assert deps[1].find("m:version", ns) is None
+
+
+def test_resolved_version_of_does_not_confuse_artifacts_with_digits() -> None:
+    jars = [Path("spark-sql-kafka-0-10_2.13-4.0.0.jar"), Path("kafka-clients-3.9.0.jar")]
+    assert mirror.resolved_version_of("spark-sql-kafka-0-10_2.13", jars) == jars[0]
+    assert mirror.resolved_version_of("kafka-clients", jars) == jars[1]
+    assert mirror.resolved_version_of("kafka", jars) is None
+
+
+# ------------------------------------------------------------------------- manifest / publish
+
+
+class Producer:
+    """A produce() callback counting its calls."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.calls = 0
+
+    def __call__(self, out: BinaryIO) -> None:
+        self.calls += 1
+        out.write(self.data)
+
+
+def publish(root: Path, produce: Callable[[BinaryIO], None], recipe: mirror.Recipe) -> bool:
+    manifest = mirror.Manifest.load(root / mirror.MANIFEST)
+    return mirror.publish(root, recipe, manifest, produce, "gpg", "test")
+
+
+RECIPE = mirror.Recipe("demo/1.0/demo-1.0.tgz", {"version": "1.0"})
+
+
+def test_publish_writes_the_archive_its_sha512_and_the_manifest(tmp_path: Path) -> None:
+    assert publish(tmp_path, Producer(b"archive"), RECIPE)
+    archive = tmp_path / RECIPE.dist_path
+    checksum = (tmp_path / (RECIPE.dist_path + ".sha512")).read_text()
+    assert checksum.startswith("demo-1.0.tgz: ")  # the gpg --print-md shape was asked for
+    assert parse_sha512(checksum, archive.name) == file_sha512(archive)
+    assert not [p for p in archive.parent.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_second_publish_with_nothing_new_skips(tmp_path: Path) -> None:
+    producer = Producer(b"archive")
+    assert publish(tmp_path, producer, RECIPE)
+    assert not publish(tmp_path, producer, RECIPE)
+    assert producer.calls == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda root: (root / RECIPE.dist_path).write_bytes(b"archivf"),  # same size, other bytes
+        lambda root: (root / RECIPE.dist_path).unlink(),
+        lambda root: (root / (RECIPE.dist_path + ".sha512")).write_text("0" * 128 + "  x.tgz\n"),
+        lambda root: (root / mirror.MANIFEST).write_text("{not json"),
+    ],
+    ids=["corrupted", "deleted", "bad-sha512", "bad-manifest"],
+)
+def test_damaged_artifacts_are_rebuilt(tmp_path: Path, damage: Callable[[Path], object]) -> None:
+    producer = Producer(b"archive")
+    publish(tmp_path, producer, RECIPE)
+    damage(tmp_path)
+    assert publish(tmp_path, producer, RECIPE)
+    assert producer.calls == 2
+    assert (
+        file_sha512(tmp_path / RECIPE.dist_path)
+        == mirror.Manifest.load(tmp_path / mirror.MANIFEST).entries[RECIPE.dist_path]["sha512"]
+    )
+
+
+def test_a_changed_recipe_is_rebuilt(tmp_path: Path) -> None:
+    producer = Producer(b"archive")
+    publish(tmp_path, producer, RECIPE)
+    assert publish(tmp_path, producer, mirror.Recipe(RECIPE.dist_path, {"version": "1.1"}))
+
+
+def test_a_failing_producer_leaves_nothing_behind(tmp_path: Path) -> None:
+    def fail(out: BinaryIO) -> None:
+        out.write(b"half")
+        raise mirror.MirrorError("maven failed")
+
+    with pytest.raises(mirror.MirrorError):
+        publish(tmp_path, fail, RECIPE)
+    assert list((tmp_path / "demo/1.0").iterdir()) == []
+
+
+def test_recipes_change_when_generated_files_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = mirror.kafka_recipe(CATALOG.kafka).digest()
+    monkeypatch.setattr(mirror, "KAFKA_LOG4J", mirror.KAFKA_LOG4J + "# changed\n")
+    assert mirror.kafka_recipe(CATALOG.kafka).digest() != before
+
+
+# ---------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_registers_build_and_serve() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["mirror", "build", "--dir", "/m", "--only", "kafka"])
+    assert args.handler is mirror.handle_build and args.only == ["kafka"] and args.dir == "/m"
+    args = parser.parse_args(["mirror", "serve"])
+    assert args.handler is mirror.handle_serve
+    assert (args.bind, args.port) == ("127.0.0.1", 8000)
+
+
+def test_build_rejects_unknown_components(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["mirror", "build", "--only", "flink"])
+    assert mirror.handle_build(args) == 2
+    assert "unknown component" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_directory_that_is_no_mirror(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["mirror", "serve", "--dir", str(tmp_path)])
+    assert mirror.handle_serve(args) == 1
+
+
+def test_serve_serves_the_mirror_over_http_on_loopback(tmp_path: Path) -> None:
+    publish(tmp_path, Producer(b"archive"), RECIPE)
+    command = [sys.executable, "-m", "kafkaform.cli", "mirror", "serve", "--dir", str(tmp_path)]
+    with subprocess.Popen([*command, "--port", "0"], stderr=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stderr is not None
+            banner = server.stderr.readline()
+            url = banner.split(" at ")[1].split()[0]
+            assert url.startswith("http://127.0.0.1:")
+            with urllib.request.urlopen(url + RECIPE.dist_path, timeout=5) as response:
+                assert response.read() == b"archive"
+        finally:
+            server.terminate()
