@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from kafkaform.paths import templates_dir
-from kafkaform.template_filters import FILTERS
+from kafkaform.template_filters import QUALIFIED_FILTERS
 
 
 @cache
@@ -24,9 +24,9 @@ def environment(root: Path | None = None) -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(root or templates_dir())),
         undefined=jinja2.StrictUndefined,  # a missing input is an error, never an empty string
         keep_trailing_newline=True,
-        autoescape=False,  # config files, not HTML  # noqa: S701
+        autoescape=False,  # config files, not HTML
     )
-    env.filters.update(FILTERS)
+    env.filters.update(QUALIFIED_FILTERS)
     return env
 
 

@@ -2,6 +2,8 @@
 
 Plain functions over plain data: :mod:`kafkaform.render` adds them to its Jinja2 environment
 (pyinfra, unit tests) and ``plugins/filter/templates.py`` hands the same functions to Ansible.
+Templates call them by their full name, ``kafkaform.platform.<name>``: ansible-core 2.19 resolves
+a collection's filters only by that name, and plain Jinja2 accepts dotted filter names too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ def java_properties(settings: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Short name → function; Ansible registers the short name inside the collection's namespace.
 FILTERS: dict[str, Callable[..., Any]] = {
     "java_properties": java_properties,
+}
+
+#: The names templates use: ``kafkaform.platform.<short name>``.
+QUALIFIED_FILTERS: dict[str, Callable[..., Any]] = {
+    f"kafkaform.platform.{name}": function for name, function in FILTERS.items()
 }

@@ -1,7 +1,9 @@
 """Every config template lives once in templates/ and renders to the same bytes in every engine.
 
-Each template ``templates/<c>/<name>.j2`` has a sample input ``tests/golden/<c>/<name>.context.yml``
-and its expected output ``tests/golden/<c>/<name>``; `pytest --update-golden` rewrites the outputs.
+Each template ``templates/<c>/<name>.j2`` has a sample input,
+``tests/golden/<c>/<name>.context.yml`` or else the component's shared
+``tests/golden/<c>/context.yml``, and its expected output
+``tests/golden/<c>/<name>``; `pytest --update-golden` rewrites the outputs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ TEMPLATES = render.all_templates()
 
 def context_of(template: str) -> dict[str, object]:
     path = GOLDEN / (template.removesuffix(".j2") + ".context.yml")
+    if not path.is_file():
+        path = GOLDEN / Path(template).parent / "context.yml"
     assert path.is_file(), f"{template} needs a sample input in {path.relative_to(ROOT)}"
     data = yaml.safe_load(path.read_text())
     assert isinstance(data, dict)
@@ -79,6 +83,7 @@ def test_ansible_renders_the_same_bytes(tmp_path: Path) -> None:
     bin_dir = Path(sys.executable).parent
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
     result = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", "localhost,",
+                             "-e", f"ansible_python_interpreter={sys.executable}",
                              str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
                             check=False)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,188 @@
+"""The per-host input of the ZooKeeper templates, computed from the model and the role's settings.
+
+The Ansible role (through ``plugins/filter/zookeeper.py``), pyinfra and the unit tests hand
+:func:`zookeeper_context` the cluster model (``Cluster.to_dict()``), a host and the role's variables
+(``zookeeper_*`` names, role defaults filling the gaps) and give its result to every template under
+the name ``zookeeper``. Templates hold no logic: paths, JVM options and zoo.cfg lines are all here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kafkaform.defaults import role_default
+from kafkaform.model import ZOOKEEPER_TXN_LOG
+from kafkaform.template_filters import java_properties
+
+#: Four-letter words monitoring needs; nothing else may be whitelisted. ZK-13
+FOUR_LETTER_WORDS = ("srvr", "mntr", "ruok", "conf", "isro")
+
+#: How snapshots and transaction logs are purged. ZK-08
+PURGE_METHODS = ("timer", "autopurge")
+
+#: PurgeTxnLog and autopurge refuse to keep fewer snapshots. ZK-08
+MIN_SNAP_RETAIN_COUNT = 3
+
+#: zoo.cfg keys the role renders itself: the extra settings may not override them.
+MANAGED_KEYS = frozenset({
+    "tickTime", "initLimit", "syncLimit", "clientPort", "dataDir", "dataLogDir",
+    "4lw.commands.whitelist", "admin.enableServer", "admin.serverAddress", "admin.serverPort",
+    "autopurge.snapRetainCount", "autopurge.purgeInterval", "standaloneEnabled",
+    "dynamicConfigFile",
+})
+_MANAGED_PREFIXES = ("server.", "group.", "weight.")
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
+
+#: The class ZooKeeper runs as and the class that purges its files.
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+PURGE_CLASS = "org.apache.zookeeper.server.PurgeTxnLog"
+
+#: Debian 12's OpenJDK 17 on amd64, used when ``zookeeper_java_home`` is empty (the role passes the
+#: host's own architecture instead).
+DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+
+
+def _setting(settings: Mapping[str, Any], key: str) -> Any:
+    value = settings.get(key)
+    return role_default(key) if value is None else value
+
+
+def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+    """Every problem of the role's settings, as sentences (empty when they are valid)."""
+    problems = []
+    extra = _setting(settings, "zookeeper_extra_settings")
+    if not isinstance(extra, Mapping):
+        problems.append("zookeeper_extra_settings must be a mapping of zoo.cfg keys to values")
+        extra = {}
+    for key, value in extra.items():
+        key = str(key)
+        if not _KEY.match(key):
+            problems.append(f"zookeeper_extra_settings: {key!r} is not a zoo.cfg key")
+        elif key in MANAGED_KEYS or key.startswith(_MANAGED_PREFIXES):
+            problems.append(f"zookeeper_extra_settings: {key} is set by the role through its own "
+                            "variable (see roles/zookeeper/defaults/main.yml)")
+        if isinstance(value, Mapping | list | tuple) or value is None:
+            problems.append(f"zookeeper_extra_settings: {key} must be a string, number or boolean")
+        elif "\n" in str(value):
+            problems.append(f"zookeeper_extra_settings: {key} may not span lines")
+    words = _setting(settings, "zookeeper_four_letter_words")
+    unknown = [w for w in words if w not in FOUR_LETTER_WORDS]
+    if unknown or not words:
+        problems.append(f"zookeeper_four_letter_words: {', '.join(unknown) or 'empty'}; allowed: "
+                        f"{', '.join(FOUR_LETTER_WORDS)} (monitoring needs nothing else, ZK-13)")
+    if "srvr" not in words:
+        problems.append("zookeeper_four_letter_words must keep srvr: health checks use it (ZK-13)")
+    retain = int(_setting(settings, "zookeeper_purge_snap_retain_count"))
+    if retain < MIN_SNAP_RETAIN_COUNT:
+        problems.append(f"zookeeper_purge_snap_retain_count is {retain}; ZooKeeper keeps at least "
+                        f"{MIN_SNAP_RETAIN_COUNT} snapshots (ZK-08)")
+    method = _setting(settings, "zookeeper_purge_method")
+    if method not in PURGE_METHODS:
+        problems.append(f"zookeeper_purge_method is {method!r}; "
+                        f"choose {' or '.join(PURGE_METHODS)}")
+    if int(_setting(settings, "zookeeper_heap_mb")) < 64:
+        problems.append("zookeeper_heap_mb below 64 MB cannot run ZooKeeper "
+                        "(production: 3-5 GB, ZK-10)")
+    return problems
+
+
+def data_log_dir(cluster: Mapping[str, Any], host: str) -> str:
+    """The mount of the host's ``zookeeper_txn_log`` disk (ZK-09), or "" when none is declared."""
+    for disk in cluster.get("data_disks", {}).get(host, ()):
+        if disk["purpose"] == ZOOKEEPER_TXN_LOG:
+            return str(disk["mount"]).rstrip("/") or "/"
+    return ""
+
+
+def zookeeper_context(cluster: Mapping[str, Any], host: str,
+                      settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``zookeeper`` dict the templates of ``templates/zookeeper/`` read, for one member.
+
+    + cluster: ``kafkaform.model.build(view).to_dict()``
+    + host: the member's inventory name
+    + settings: the role's variables by full name; a missing one takes the role default
+
+    Raises ``ValueError`` on settings :func:`settings_problems` rejects or a host outside the
+    ensemble: the role asserts both before it renders anything.
+    """
+    problems = settings_problems(settings)
+    if problems:
+        raise ValueError("; ".join(problems))
+    member = cluster["ensemble_by_host"].get(host)
+    if member is None:
+        raise ValueError(f"{host} is not a member of the ZooKeeper ensemble (no zookeeper_id?)")
+
+    def get(name: str) -> Any:
+        return _setting(settings, f"zookeeper_{name}")
+
+    data_dir = str(get("data_dir")).rstrip("/")
+    log_dir = str(get("log_dir")).rstrip("/")
+    conf_dir = str(get("conf_dir")).rstrip("/")
+    install_dir = str(get("install_dir")).rstrip("/")
+    txn_dir = data_log_dir(cluster, host)
+    retain = int(get("purge_snap_retain_count"))
+    autopurge = get("purge_method") == "autopurge"
+    admin_enabled = bool(get("admin_server_enabled"))
+    classpath = f"{install_dir}/lib/*:{conf_dir}"
+    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
+    java = f"{java_home}/bin/java"
+    heap = int(get("heap_mb"))
+    jvm_options = [
+        f"-Xms{heap}m", f"-Xmx{heap}m",
+        "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
+        "-XX:+ExitOnOutOfMemoryError",
+        f"-Xlog:gc*:file={log_dir}/gc.log:time,uptime,level,tags"
+        f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
+        "-Djava.awt.headless=true",
+        f"-Dlogback.configurationFile={conf_dir}/logback.xml",
+        *[str(o) for o in get("jvm_extra_opts")],
+    ]
+    read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
+    return {
+        "host": host,
+        "id": int(member["id"]),
+        "user": str(get("user")),
+        "group": str(get("group")),
+        "client_port": int(member["client_port"]),
+        "servers": list(cluster["zookeeper_servers"]),
+        "client_addresses": [f"{m['address']}:{m['client_port']}" for m in cluster["ensemble"]],
+        "client_address_by_host": {
+            m["host"]: f"{m['address']}:{m['client_port']}" for m in cluster["ensemble"]
+        },
+        "tick_time_ms": int(get("tick_time_ms")),
+        "init_limit_ticks": int(get("init_limit_ticks")),
+        "sync_limit_ticks": int(get("sync_limit_ticks")),
+        "data_dir": data_dir,
+        "data_log_dir": txn_dir,
+        "conf_dir": conf_dir,
+        "log_dir": log_dir,
+        "install_dir": install_dir,
+        "four_letter_words": ",".join(get("four_letter_words")),
+        "admin_server": {
+            "enabled": admin_enabled,
+            "address": "127.0.0.1",
+            "port": int(get("admin_server_port")),
+        },
+        "autopurge": {
+            "snap_retain_count": retain,
+            "purge_interval_hours": int(get("purge_interval_hours")) if autopurge else 0,
+        },
+        "purge_timer": {
+            "enabled": not autopurge,
+            "on_calendar": str(get("purge_on_calendar")),
+            "command": [java, "-Xmx64m", "-cp", classpath, PURGE_CLASS,
+                        txn_dir or data_dir, data_dir, "-n", str(retain)],
+        },
+        "extra_settings": java_properties({str(k): v for k, v in get("extra_settings").items()}),
+        "java": {
+            "binary": java,
+            "classpath": classpath,
+            "options": jvm_options,
+            "main_class": MAIN_CLASS,
+            "config": f"{conf_dir}/zoo.cfg",
+        },
+        "nofile_limit": int(_setting(settings, "os_tuning_nofile_limit")),
+        "read_write_paths": read_write,
+    }

@@ -1,0 +1,241 @@
+"""ZooKeeper ensemble checks: a working quorum, not just running processes (issue 4).
+
+    pytest tests/verify/test_zookeeper.py --ansible-inventory=inventory/lab
+    pytest tests/verify/test_zookeeper.py --ansible-inventory=inv --hosts=ssh://zk1,ssh://zk2,ssh://zk3
+
+The ensemble (members, ids, server lines, paths, users) comes from the kafkaform model over the
+inventory (``--ansible-inventory``, else ``$KAFKAFORM_INVENTORY``, else Ansible's configured one),
+never from constants here. Members are reached with ``--hosts`` when given (matched by inventory
+name or address), else through the inventory's own connection (``podman://`` for podman hosts,
+``ansible://`` otherwise). The znode test writes and deletes one ``/kafkaform-verify-*`` node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import testinfra
+import testinfra.host
+
+from kafkaform import model
+from kafkaform.contexts.zookeeper import zookeeper_context
+
+PODMAN_CONNECTIONS = {"podman", "containers.podman.podman"}
+SERVING = ("leader", "follower")
+
+# One four-letter word over the client port, from the member itself (python3 is on every host
+# Ansible manages).
+FOUR_LETTER_WORD = (
+    "import socket,sys\n"
+    "s=socket.create_connection(('127.0.0.1',int(sys.argv[2])),timeout=5)\n"
+    "s.sendall(sys.argv[1].encode())\n"
+    "b=b''\n"
+    "while True:\n"
+    "    c=s.recv(65536)\n"
+    "    if not c: break\n"
+    "    b+=c\n"
+    "sys.stdout.write(b.decode())\n"
+)
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    host: testinfra.host.Host
+    expected: Mapping[str, Any]  # the role's template context for this member
+
+    def four_letter_word(self, word: str) -> str:
+        cmd = self.host.run("python3 -c %s %s %s", FOUR_LETTER_WORD, word,
+                            str(self.expected["client_port"]))
+        assert cmd.rc == 0, f"{self.name}: {word}: {cmd.stderr}"
+        return str(cmd.stdout)
+
+    def mode(self) -> str:
+        for line in self.four_letter_word("srvr").splitlines():
+            if line.startswith("Mode: "):
+                return line.removeprefix("Mode: ").strip()
+        return "not serving"
+
+    def client(self, *command: str) -> Any:
+        """Run one ZooKeeperMain command against this member's client port."""
+        exp = self.expected
+        java = exp["java"]["binary"]
+        argv = [java, "-Xmx64m", f"-Dlogback.configurationFile={exp['conf_dir']}/logback.xml",
+                "-cp", f"{exp['install_dir']}/lib/*", "org.apache.zookeeper.ZooKeeperMain",
+                "-server", f"127.0.0.1:{exp['client_port']}", *command]
+        return self.host.run(shlex.join(argv) + " 2>&1")
+
+
+def _inventory_path(config: pytest.Config) -> str | None:
+    return (config.getoption("ansible_inventory", None)
+            or os.environ.get("KAFKAFORM_INVENTORY") or None)
+
+
+def _load_inventory(inventory: str | None) -> dict[str, Any]:
+    tool = Path(sys.executable).with_name("ansible-inventory")
+    argv = [str(tool) if tool.exists() else "ansible-inventory", "--list"]
+    if inventory:
+        argv += ["-i", inventory]
+    result = subprocess.run(argv, capture_output=True, text=True, check=True)
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _group_members(data: Mapping[str, Any], group: str) -> list[str]:
+    entry = data.get(group, {})
+    hosts = list(entry.get("hosts", []))
+    for child in entry.get("children", []):
+        hosts += [h for h in _group_members(data, child) if h not in hosts]
+    return hosts
+
+
+@pytest.fixture(scope="module")
+def ensemble(request: pytest.FixtureRequest) -> list[Member]:
+    inventory = _inventory_path(request.config)
+    data = _load_inventory(inventory)
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    groups = {g: _group_members(data, g) for g in model.GROUPS}
+    cluster = model.build(model.InventoryView(groups=groups, hostvars=hostvars)).to_dict()
+    if not cluster["ensemble"]:
+        pytest.skip("the inventory has no ZooKeeper members")
+    specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
+    members = []
+    for entry in cluster["ensemble"]:
+        name, address = entry["host"], entry["address"]
+        variables = hostvars.get(name, {})
+        spec = next((s for s in specs if s.split("://")[-1].split("@")[-1] in (name, address)),
+                    None)
+        if spec is None and specs:
+            pytest.fail(f"--hosts has no entry for ZooKeeper member {name} ({address})")
+        if spec is None and variables.get("ansible_connection") in PODMAN_CONNECTIONS:
+            spec = f"podman://{variables.get('ansible_host', name)}"
+        if spec is None:
+            spec = f"ansible://{name}"
+            host = testinfra.get_host(spec, ansible_inventory=inventory)
+        else:
+            host = testinfra.get_host(spec)
+        members.append(Member(name, host, zookeeper_context(cluster, name, variables)))
+    return members
+
+
+def test_services_run_as_zookeeper_user(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        service = member.host.service("zookeeper")
+        assert service.is_running, f"{member.name}: zookeeper is not running"
+        assert service.is_enabled, f"{member.name}: zookeeper is not enabled"
+        pid = member.host.check_output("systemctl show --property=MainPID --value zookeeper")
+        user = member.host.check_output("ps -o user= -p %s", pid)
+        assert user == member.expected["user"], f"{member.name}: runs as {user}"
+
+
+def test_ruok_answers_imok(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        assert member.four_letter_word("ruok") == "imok", member.name
+
+
+def test_exactly_one_leader_rest_followers(ensemble: list[Member]) -> None:
+    modes = {m.name: m.mode() for m in ensemble}
+    assert sorted(modes.values()) == sorted(["leader"] + ["follower"] * (len(ensemble) - 1)), modes
+
+
+def test_myid_matches_its_server_line(ensemble: list[Member]) -> None:
+    configs = {}
+    for member in ensemble:
+        exp = member.expected
+        myid = member.host.file(f"{exp['data_dir']}/myid").content_string.strip()
+        assert myid == str(exp["id"]), f"{member.name}: myid {myid}, inventory {exp['id']}"
+        lines = member.host.file(f"{exp['conf_dir']}/zoo.cfg").content_string.splitlines()
+        servers = [line for line in lines if line.startswith("server.")]
+        assert servers == exp["servers"], f"{member.name}: {servers}"
+        own = [s for s in servers if s.startswith(f"server.{myid}=")]
+        address = model_address(exp, member.name)
+        assert len(own) == 1 and own[0].split("=")[1].split(":")[0] == address, (
+            f"{member.name}: myid {myid} but its server line is {own}")
+        configs[member.name] = servers
+    assert len({tuple(s) for s in configs.values()}) == 1, f"server lines differ: {configs}"
+
+
+def model_address(expected: Mapping[str, Any], name: str) -> str:
+    own = next(s for s in expected["servers"] if s.startswith(f"server.{expected['id']}="))
+    return str(own.split("=")[1].split(":")[0])
+
+
+def test_znode_written_through_one_member_reads_back_through_every_member(
+        ensemble: list[Member]) -> None:
+    path = f"/kafkaform-verify-{uuid.uuid4().hex[:12]}"
+    data = f"written-through-{ensemble[0].name}"
+    created = ensemble[0].client("create", path, data)
+    assert created.rc == 0 and f"Created {path}" in created.stdout, created.stdout
+    try:
+        for member in ensemble:
+            got = member.client("get", path)
+            assert data in got.stdout.splitlines(), f"{member.name}: {got.stdout}"
+    finally:
+        ensemble[0].client("delete", path)
+
+
+def test_config_files_readable_by_the_service_user_only(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        exp = member.expected
+        for path in (f"{exp['conf_dir']}/zoo.cfg", f"{exp['conf_dir']}/logback.xml",
+                     f"{exp['data_dir']}/myid"):
+            item = member.host.file(path)
+            assert item.is_file, f"{member.name}: {path} missing"
+            assert item.mode & 0o007 == 0, f"{member.name}: {path} is {oct(item.mode)}"
+            assert exp["user"] in (item.user, ) or item.group == exp["group"], (
+                f"{member.name}: {path} is {item.user}:{item.group}")
+            assert member.host.run("runuser -u %s -- test -r %s", exp["user"], path).rc == 0
+
+
+def test_four_letter_words_limited_to_monitoring(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        allowed = member.expected["four_letter_words"].split(",")
+        assert "Mode:" in member.four_letter_word("srvr")
+        if "conf" in allowed:
+            assert f"clientPort={member.expected['client_port']}" in member.four_letter_word("conf")
+        refused = member.four_letter_word("dump")
+        assert "not in the whitelist" in refused, f"{member.name}: dump answered {refused!r}"
+
+
+def test_purge_is_scheduled(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        exp = member.expected
+        if exp["purge_timer"]["enabled"]:
+            timers = member.host.check_output("systemctl list-timers --all --no-legend")
+            assert "zookeeper-purge.timer" in timers, f"{member.name}: {timers}"
+            assert member.host.service("zookeeper-purge.timer").is_enabled
+        else:
+            conf = member.host.file(f"{exp['conf_dir']}/zoo.cfg").content_string
+            assert f"autopurge.purgeInterval={exp['autopurge']['purge_interval_hours']}" in conf
+            assert exp["autopurge"]["purge_interval_hours"] > 0
+
+
+def test_live_jvm_has_the_configured_heap_gc_and_limits(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        exp = member.expected
+        pid = member.host.check_output("systemctl show --property=MainPID --value zookeeper")
+        cmdline = member.host.file(f"/proc/{pid}/cmdline").content_string.split("\0")
+        for option in exp["java"]["options"]:
+            assert option in cmdline, f"{member.name}: {option} not in the live command line"
+        assert exp["java"]["main_class"] in cmdline
+        limits = member.host.file(f"/proc/{pid}/limits").content_string
+        soft = int(next(line for line in limits.splitlines()
+                        if line.startswith("Max open files")).split()[3])
+        if soft < exp["nofile_limit"]:
+            cap = member.host.run("sh -c 'ulimit -Hn'").stdout.strip()
+            virt = member.host.run("systemd-detect-virt --container").stdout.strip()
+            if virt and virt != "none" and cap.isdigit() and soft == int(cap):
+                print(f"{member.name}: open files {soft}, the container's hard cap "
+                      f"({virt}), below LimitNOFILE={exp['nofile_limit']}")
+                continue
+        assert soft >= exp["nofile_limit"], f"{member.name}: open files {soft}"
