@@ -554,7 +554,7 @@ def lab_status(args: argparse.Namespace) -> int:
     """Print what runs where; exit 1 when some lab container is not running."""
     hosts = load_inventory(Path(args.inventory))
     rows = status_rows(hosts, args.network, args.mirror)
-    drifted = warn_sysctl_drift(load_state(cache_root(), args.network))
+    warn_sysctl_drift(load_state(cache_root(), args.network))
     print(format_table(["CONTAINER", "GROUPS", "RACK", "ADDRESS", "STATE"], rows))
     print(
         f"\nnetwork {args.network}; cache {cache_root()}\n"
@@ -562,7 +562,9 @@ def lab_status(args: argparse.Namespace) -> int:
         f"  ansible: ansible -i {args.inventory} all -m ansible.builtin.ping\n"
         f"  logs:    podman exec {hosts[0].name} journalctl -b --no-pager"
     )
-    return 0 if all(r[4].startswith("up") for r in rows) and not drifted else 1
+    # A drifted kernel setting is warned about above, with the commands that restore it; the
+    # lab itself is fine, so only hosts that are not up make the status fail.
+    return 0 if all(r[4].startswith("up") for r in rows) else 1
 
 
 def lab_image_command(args: argparse.Namespace) -> int:
