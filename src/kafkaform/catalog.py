@@ -38,8 +38,24 @@ def join_url(root: str, path: str) -> str:
     return root.rstrip("/") + "/" + path.lstrip("/")
 
 
+class Published:
+    """Published under a distribution root at ``dist_path``, with a ``.sha512`` beside it."""
+
+    __slots__ = ()
+    dist_path: str
+
+    def url_on(self, root: str) -> str:
+        """URL under a dist root: Apache's or a mirror's."""
+        return join_url(root, self.dist_path)
+
+    @property
+    def sha512_path(self) -> str:
+        """Path of the `.sha512` file relative to the dist root."""
+        return self.dist_path + ".sha512"
+
+
 @dataclass(frozen=True, slots=True)
-class Component:
+class Component(Published):
     """One installable release archive, as published (or mirrored) under the Apache dist root.
 
     Attributes:
@@ -66,18 +82,9 @@ class Component:
         """Official Apache URL of the archive's `.sha512` file."""
         return self.url + ".sha512"
 
-    def url_on(self, root: str) -> str:
-        """URL of the archive under another dist root (a mirror)."""
-        return join_url(root, self.dist_path)
-
-    @property
-    def sha512_path(self) -> str:
-        """Path of the `.sha512` file relative to the dist root."""
-        return self.dist_path + ".sha512"
-
 
 @dataclass(frozen=True, slots=True)
-class MavenJar:
+class MavenJar(Published):
     """A jar taken as-is from Maven Central and published in the mirror at `dist_path`.
 
     Attributes:
@@ -109,15 +116,6 @@ class MavenJar:
         return join_url(
             MAVEN_CENTRAL_ROOT, f"{group_path}/{self.artifact}/{self.version}/{self.file_name}"
         )
-
-    def url_on(self, root: str) -> str:
-        """URL of the jar in a mirror rooted at `root`."""
-        return join_url(root, self.dist_path)
-
-    @property
-    def sha512_path(self) -> str:
-        """Path of the jar's `.sha512` file in the mirror."""
-        return self.dist_path + ".sha512"
 
 
 @dataclass(frozen=True, slots=True)
