@@ -11,10 +11,11 @@ Handler = Callable[[argparse.Namespace], int]
 
 def build_parser() -> argparse.ArgumentParser:
     from kafkaform import check_cli, lab, mirror
+    from kafkaform.cloud import cli as cloud_cli
 
     parser = argparse.ArgumentParser(prog="kafkaform", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (check_cli, mirror, lab):
+    for module in (check_cli, mirror, lab, cloud_cli):
         module.add_commands(commands)
     return parser
 

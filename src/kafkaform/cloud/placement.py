@@ -1,0 +1,67 @@
+"""Placement: which zone each host of a spec lives in, and its ids. Pure, no AWS call.
+
+ZooKeeper members and brokers go round-robin over the spec's zones in the order listed: with at
+least 3 zones, round-robin puts at most ceil(N/3) of N members in one zone, below the majority
+N//2+1, so losing a zone never loses the quorum (ZK-07). Brokers round-robin so every zone holds a
+share of every partition's replicas (rack-aware placement, RA-02). Every host's rack is its zone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafkaform import model
+from kafkaform.cloud.spec import Spec
+
+#: Short host-name stems per group: zk1, kafka1, spark-master1, spark-worker1.
+STEMS = {
+    model.ZOOKEEPER: "zk",
+    model.KAFKA_BROKER: "kafka",
+    model.SPARK_MASTER: "spark-master",
+    model.SPARK_WORKER: "spark-worker",
+}
+
+
+@dataclass(frozen=True)
+class Host:
+    """One planned host: its inventory name (the ``kafkaform:id`` tag), group, zone and ids."""
+
+    name: str
+    group: str
+    zone: str
+    instance_type: str
+    zookeeper_id: int | None = None
+    kafka_broker_id: int | None = None
+
+
+def round_robin(count: int, zones: Sequence[str]) -> list[str]:
+    """The zone of each of ``count`` hosts, cycling through ``zones`` in order."""
+    return [zones[index % len(zones)] for index in range(count)]
+
+
+def place(spec: Spec) -> tuple[Host, ...]:
+    """Every host of the spec, in group order, with zone and ids (ids 1..N per group).
+
+    + spec: the cluster spec; its zones' order decides which zone gets the first host
+
+    Example:
+        [(h.name, h.zone) for h in place(spec)][:2]  # [("zk1", "eu-west-1a"), ("zk2", ...)]
+    """
+    zones = [zone.name for zone in spec.zones]
+    hosts: list[Host] = []
+    for group_name in model.GROUPS:
+        group = spec.group(group_name)
+        if group is None:
+            continue
+        for index, zone in enumerate(round_robin(group.count, zones)):
+            number = index + 1
+            hosts.append(Host(
+                name=f"{STEMS[group_name]}{number}",
+                group=group_name,
+                zone=zone,
+                instance_type=group.instance_type,
+                zookeeper_id=number if group_name == model.ZOOKEEPER else None,
+                kafka_broker_id=number if group_name == model.KAFKA_BROKER else None,
+            ))
+    return tuple(hosts)

@@ -1,0 +1,339 @@
+"""The cloud cluster spec: a YAML file loaded into frozen dataclasses and validated before any call.
+
+Every problem is reported at once, each naming the field and the fix. A spec that loads is also
+run through the preflight (:func:`kafkaform.checks.check`) on the hosts it would create, so a count
+that breaks a cluster rule (an even ensemble, too few brokers for the replication factor) is
+caught by the same rules that guard an ordinary inventory.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafkaform import model
+
+#: EBS volume types and the settings each accepts (AWS EC2 CreateVolume).
+VOLUME_TYPES: dict[str, dict[str, Any]] = {
+    "gp2": {"size": (1, 16384), "iops": None, "throughput": None},
+    "gp3": {"size": (1, 16384), "iops": (3000, 16000), "throughput": (125, 1000)},
+    "io1": {"size": (4, 16384), "iops": (100, 64000), "throughput": None},
+    "io2": {"size": (4, 65536), "iops": (100, 256000), "throughput": None},
+    "st1": {"size": (125, 16384), "iops": None, "throughput": None},
+    "sc1": {"size": (125, 16384), "iops": None, "throughput": None},
+    "standard": {"size": (1, 1024), "iops": None, "throughput": None},
+}
+
+#: Volume types that need an IOPS figure.
+IOPS_REQUIRED = ("io1", "io2")
+
+#: Groups whose hosts take data volumes, and the purpose (os_tuning) a volume serves there.
+VOLUME_PURPOSES = {model.ZOOKEEPER: model.ZOOKEEPER_TXN_LOG,
+                   model.KAFKA_BROKER: model.KAFKA_LOG_DIR}
+
+
+class SpecError(Exception):
+    """A spec that cannot be used; ``problems`` lists every one, each with its fix."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s) in the cloud spec:\n{lines}")
+
+
+@dataclass(frozen=True)
+class Zone:
+    name: str
+    subnet: str
+
+
+@dataclass(frozen=True)
+class Volume:
+    type: str
+    size_gb: int
+    count: int = 1
+    iops: int | None = None
+    throughput_mbps: int | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    count: int
+    instance_type: str
+    volumes: tuple[Volume, ...] = ()
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    region: str
+    zones: tuple[Zone, ...]
+    groups: tuple[Group, ...]
+    image: str
+    key_pair: str
+    admin_cidrs: tuple[str, ...]
+    client_cidrs: tuple[str, ...]
+    ssh_user: str = "admin"
+    tags: Mapping[str, str] = field(default_factory=dict)
+    #: Cluster settings written to group_vars/all (kafka_default_replication_factor, ...).
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def group(self, name: str) -> Group | None:
+        return next((g for g in self.groups if g.name == name), None)
+
+    def zone(self, name: str) -> Zone:
+        return next(z for z in self.zones if z.name == name)
+
+
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+
+
+class _Reader:
+    """Collects problems while reading raw YAML data, so every one is reported at once."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def fail(self, where: str, message: str, fix: str) -> None:
+        self.problems.append(f"{where}: {message}. Fix: {fix}.")
+
+    def text(self, data: Mapping[str, Any], key: str, where: str, fix: str) -> str:
+        value = data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"{where}{key}", f"is {value!r}, not a non-empty string", fix)
+            return ""
+        return value.strip()
+
+    def integer(self, data: Mapping[str, Any], key: str, where: str, low: int,
+                high: int | None = None, default: int | None = None) -> int | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+                high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            self.fail(f"{where}{key}", f"is {value!r}", f"use an integer {span}")
+            return None
+        return value
+
+    def cidrs(self, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+        value = data.get(key)
+        if not isinstance(value, list) or not value:
+            self.fail(key, f"is {value!r}, not a list of CIDR blocks",
+                      f"list at least one CIDR block, e.g. {key}: [10.0.0.0/16]")
+            return ()
+        found = []
+        for index, item in enumerate(value):
+            try:
+                found.append(str(ipaddress.ip_network(str(item), strict=True)))
+            except ValueError:
+                self.fail(f"{key}[{index}]", f"{item!r} is not a CIDR block",
+                          "write a network such as 10.0.0.0/16 (host bits zero)")
+        if "0.0.0.0/0" in found and key == "admin_cidrs":
+            self.fail(key, "opens SSH to the whole Internet",
+                      "name the administrators' networks instead of 0.0.0.0/0")
+        return tuple(found)
+
+
+def _volume(reader: _Reader, raw: Any, where: str) -> Volume | None:
+    if not isinstance(raw, Mapping):
+        reader.fail(where, f"is {raw!r}, not a mapping",
+                    "declare {type, size_gb, count, iops, throughput_mbps}")
+        return None
+    vtype = raw.get("type")
+    if vtype not in VOLUME_TYPES:
+        reader.fail(f"{where}.type", f"volume type {vtype!r} does not exist",
+                    f"use one of {', '.join(VOLUME_TYPES)}")
+        return None
+    limits = VOLUME_TYPES[vtype]
+    low, high = limits["size"]
+    size = reader.integer(raw, "size_gb", f"{where}.", low, high)
+    if "size_gb" not in raw:
+        reader.fail(f"{where}.size_gb", "is missing", f"set the size in GiB ({low}-{high})")
+    count = reader.integer(raw, "count", f"{where}.", 1, 8, default=1)
+    settings: dict[str, int | None] = {}
+    for key, limit_key in (("iops", "iops"), ("throughput_mbps", "throughput")):
+        if raw.get(key) is None:
+            settings[key] = None
+            if key == "iops" and vtype in IOPS_REQUIRED:
+                reader.fail(f"{where}.iops", f"is required for {vtype}",
+                            f"set iops ({limits['iops'][0]}-{limits['iops'][1]})")
+            continue
+        if limits[limit_key] is None:
+            reader.fail(f"{where}.{key}", f"is not settable on {vtype} volumes",
+                        f"remove {key}, or use a volume type that takes it (gp3)")
+            settings[key] = None
+            continue
+        settings[key] = reader.integer(raw, key, f"{where}.", *limits[limit_key])
+    unknown = set(raw) - {"type", "size_gb", "count", "iops", "throughput_mbps"}
+    for key in sorted(unknown):
+        reader.fail(f"{where}.{key}", "is not a volume setting",
+                    "use type, size_gb, count, iops, throughput_mbps")
+    if size is None or count is None:
+        return None
+    return Volume(vtype, size, count, settings["iops"], settings["throughput_mbps"])
+
+
+def _group(reader: _Reader, name: str, raw: Any) -> Group | None:
+    where = f"groups.{name}"
+    if name not in model.GROUPS:
+        reader.fail(where, f"unknown group {name!r}", f"use one of {', '.join(model.GROUPS)}")
+        return None
+    if not isinstance(raw, Mapping):
+        reader.fail(where, f"is {raw!r}, not a mapping", "declare {count, instance_type, volumes}")
+        return None
+    count = reader.integer(raw, "count", f"{where}.", 0, 100)
+    if "count" not in raw:
+        reader.fail(f"{where}.count", "is missing", "set how many hosts the group has")
+    instance_type = reader.text(raw, "instance_type", f"{where}.",
+                                "set an EC2 instance type, e.g. m5.large")
+    volumes = []
+    raw_volumes = raw.get("volumes", []) or []
+    if not isinstance(raw_volumes, list):
+        reader.fail(f"{where}.volumes", "is not a list", "list the data volumes of each host")
+        raw_volumes = []
+    for index, entry in enumerate(raw_volumes):
+        volume = _volume(reader, entry, f"{where}.volumes[{index}]")
+        if volume is not None:
+            volumes.append(volume)
+    per_host = sum(v.count for v in volumes)
+    if per_host and name not in VOLUME_PURPOSES:
+        reader.fail(f"{where}.volumes", f"{name} hosts have no data-disk purpose in os_tuning",
+                    "remove the volumes (only zookeeper and kafka_broker take data volumes)")
+    if name == model.ZOOKEEPER and per_host > 1:
+        reader.fail(f"{where}.volumes", f"declares {per_host} volumes per member; ZooKeeper "
+                    "writes one transaction log (dataLogDir)", "declare one volume")
+    if per_host > 11:
+        reader.fail(f"{where}.volumes", f"declares {per_host} volumes per host",
+                    "use at most 11 (device names /dev/sdf to /dev/sdp)")
+    if count is None or not instance_type:
+        return None
+    return Group(name, count, instance_type, tuple(volumes))
+
+
+def parse(data: Any, source: str = "spec") -> Spec:
+    """A validated :class:`Spec` from raw YAML data; raises :class:`SpecError` with every problem.
+
+    + data: the spec as YAML loads it (see inventory/aws/cluster.yml)
+    + source: names the spec in error messages, usually its path
+
+    Pure:
+        Makes no AWS call, so a bad spec fails before anything is touched.
+
+    Example:
+        spec = parse(yaml.safe_load(Path("inventory/aws/cluster.yml").read_text()))
+    """
+    reader = _Reader()
+    if not isinstance(data, Mapping):
+        raise SpecError(source, ["the spec is not a mapping. Fix: start from "
+                                 "inventory/aws/cluster.yml."])
+    name = reader.text(data, "name", "", "name the cluster (lower case, digits, dashes)")
+    if name and not NAME.match(name):
+        reader.fail("name", f"{name!r} is not a cluster name",
+                    "use lower case letters, digits and dashes, starting with a letter, "
+                    "at most 40 characters")
+    region = reader.text(data, "region", "", "set the AWS region, e.g. eu-west-1")
+    image = reader.text(data, "image", "", "set the AMI id of the hosts' image (ami-...)")
+    key_pair = reader.text(data, "key_pair", "", "name an existing EC2 key pair")
+    ssh_user = str(data.get("ssh_user", "admin"))
+
+    zones: list[Zone] = []
+    raw_zones = data.get("zones")
+    if not isinstance(raw_zones, list) or not raw_zones:
+        reader.fail("zones", f"is {raw_zones!r}", "list the availability zones, each with "
+                    "{name, subnet}")
+        raw_zones = []
+    for index, entry in enumerate(raw_zones):
+        where = f"zones[{index}]."
+        if not isinstance(entry, Mapping):
+            reader.fail(f"zones[{index}]", f"is {entry!r}", "declare {name, subnet}")
+            continue
+        zone = reader.text(entry, "name", where, "name the availability zone, e.g. eu-west-1a")
+        subnet = reader.text(entry, "subnet", where, "set the zone's subnet id (subnet-...)")
+        if zone and region and not zone.startswith(region):
+            reader.fail(f"{where}name", f"zone {zone} is not in region {region}",
+                        f"use zones of {region}, or change the region")
+        if zone and subnet:
+            zones.append(Zone(zone, subnet))
+    for zone_name in sorted({z.name for z in zones if [y.name for y in zones].count(z.name) > 1}):
+        reader.fail("zones", f"zone {zone_name} is listed twice", "list each zone once")
+
+    groups: list[Group] = []
+    raw_groups = data.get("groups")
+    if not isinstance(raw_groups, Mapping) or not raw_groups:
+        reader.fail("groups", f"is {raw_groups!r}", f"declare groups among {model.GROUPS}")
+        raw_groups = {}
+    for group_name, raw in raw_groups.items():
+        group = _group(reader, str(group_name), raw)
+        if group is not None:
+            groups.append(group)
+
+    admin = reader.cidrs(data, "admin_cidrs")
+    clients = reader.cidrs(data, "client_cidrs")
+    tags = data.get("tags", {}) or {}
+    if not isinstance(tags, Mapping):
+        reader.fail("tags", f"is {tags!r}", "declare a mapping of tag keys to values")
+        tags = {}
+    for key in tags:
+        if str(key).startswith(("kafkaform:", "aws:")) or str(key) == "Name":
+            reader.fail(f"tags.{key}", "is reserved (kafkaform finds its resources by it)",
+                        "use another tag key")
+    settings = data.get("settings", {}) or {}
+    if not isinstance(settings, Mapping):
+        reader.fail("settings", f"is {settings!r}", "declare a mapping of cluster settings")
+        settings = {}
+    known = {"name", "region", "zones", "groups", "image", "key_pair", "admin_cidrs",
+             "client_cidrs", "ssh_user", "tags", "settings"}
+    for key in sorted(set(data) - known):
+        reader.fail(str(key), "is not a spec field", f"use {', '.join(sorted(known))}")
+
+    zookeeper = next((g for g in groups if g.name == model.ZOOKEEPER), None)
+    if zookeeper is not None and zookeeper.count > 1 and zones and len(zones) < 3:
+        reader.fail("zones", f"{len(zones)} zone(s) cannot hold a ZooKeeper ensemble of "
+                    f"{zookeeper.count}: one zone would hold a majority, and losing it loses "
+                    "the quorum", "list at least 3 availability zones")
+    if reader.problems:
+        raise SpecError(source, reader.problems)
+    spec = Spec(name=name, region=region, zones=tuple(zones), groups=tuple(groups), image=image,
+                key_pair=key_pair, admin_cidrs=admin, client_cidrs=clients, ssh_user=ssh_user,
+                tags={str(k): str(v) for k, v in tags.items()}, settings=dict(settings))
+    preflight(spec, source)
+    return spec
+
+
+def preflight(spec: Spec, source: str) -> None:
+    """Run the inventory preflight on the hosts the spec would create; raise on any error."""
+    # Imported here: placement and inventory import this module's dataclasses.
+    from kafkaform import checks
+    from kafkaform.cloud import inventory, placement
+
+    hosts = placement.place(spec)
+    view = inventory.view(spec, hosts, addresses={})
+    problems = [f"preflight {f.rule} on the planned hosts ({', '.join(f.hosts) or 'cluster'}): "
+                f"{f.message}. Fix: {f.fix} (change the counts or settings in the spec)."
+                for f in checks.errors(checks.check(view))]
+    if problems:
+        raise SpecError(source, problems)
+
+
+def load(path: str | Path) -> Spec:
+    """Read and validate the spec file at ``path`` (raises :class:`SpecError`)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise SpecError(source, [f"cannot read the spec ({error.strerror}). Fix: pass an "
+                                 "existing file with --spec."]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise SpecError(source, [f"not valid YAML: {error}. Fix: correct the syntax."]) from None
+    return parse(data, source)

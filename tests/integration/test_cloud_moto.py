@@ -1,0 +1,233 @@
+"""`kafkaform cloud` against moto in server mode: a real HTTP endpoint, real boto3 and botocore.
+
+One moto server on 127.0.0.1 (random port) for the module; each test provisions a cluster of its
+own name in a VPC the fixture creates, since kafkaform takes the VPC and subnets from the spec.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+import yaml
+
+from kafkaform import model
+from kafkaform.cli import main
+from kafkaform.cloud import provision
+from kafkaform.cloud.placement import place
+from kafkaform.cloud.spec import Spec, parse
+
+moto_server = pytest.importorskip("moto.server")
+
+REGION = "eu-west-1"
+ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
+SECRET = "kafkaform-test-secret-never-printed"
+KAFKAFORM = Path(sys.executable).parent / "kafkaform"
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+                                            "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE")}
+    # Fake credentials and the endpoint through the environment only: boto3 reads
+    # AWS_ENDPOINT_URL itself, which is what this fixture verifies.
+    os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing",
+                      AWS_SECRET_ACCESS_KEY=SECRET)
+    os.environ.pop("AWS_PROFILE", None)
+    yield url
+    server.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def ec2(endpoint: str) -> Any:
+    client = boto3.session.Session(region_name=REGION).client("ec2")
+    assert client.meta.endpoint_url == endpoint
+    return client
+
+
+def write_spec(ec2: Any, tmp_path: Path, name: str, brokers: int = 6) -> tuple[Path, Spec]:
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    zones = [{"name": zone, "subnet": ec2.create_subnet(
+        VpcId=vpc, CidrBlock=f"10.0.{index}.0/24", AvailabilityZone=zone)["Subnet"]["SubnetId"]}
+        for index, zone in enumerate(ZONES)]
+    data = yaml.safe_load((Path(__file__).parents[2] / "inventory/aws/cluster.yml").read_text())
+    data.update(name=name, zones=zones)
+    data["groups"]["kafka_broker"]["count"] = brokers
+    path = tmp_path / "cluster.yml"
+    path.write_text(yaml.safe_dump(data))
+    return path, parse(data)
+
+
+def tagged(ec2: Any, name: str) -> dict[str, list[str]]:
+    """Every live resource carrying the cluster's tag, by kind."""
+    flt = [{"Name": f"tag:{provision.CLUSTER_TAG}", "Values": [name]}]
+    instances = [i["InstanceId"] for r in ec2.describe_instances(Filters=flt)["Reservations"]
+                 for i in r["Instances"] if i["State"]["Name"] != "terminated"]
+    volumes = [v["VolumeId"] for v in ec2.describe_volumes(Filters=flt)["Volumes"]]
+    groups = [g["GroupId"] for g in ec2.describe_security_groups(Filters=flt)["SecurityGroups"]]
+    return {"instances": instances, "volumes": volumes, "groups": groups}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(KAFKAFORM), *args], capture_output=True, text=True, check=False,
+                          env=os.environ.copy(), timeout=120)
+
+
+def test_up_creates_tagged_resources_and_places_by_zone(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "alpha")
+    changes = provision.up(ec2, spec, waiter_delay=1)
+    assert changes
+    seen = provision.observe(ec2, spec)
+    hosts = place(spec)
+    assert sorted(seen.instances) == sorted(h.name for h in hosts)
+    for host in hosts:
+        instance = seen.instances[host.name]
+        tags = provision.tags_of(instance)
+        assert tags[provision.ROLE_TAG] == host.group
+        assert tags["owner"] == "data-platform"
+        assert instance["Placement"]["AvailabilityZone"] == host.zone
+    members = [h.zone for h in hosts if h.group == model.ZOOKEEPER]
+    assert max(members.count(z) for z in ZONES) < len(members) // 2 + 1
+    brokers = [h.zone for h in hosts if h.group == model.KAFKA_BROKER]
+    assert brokers == [ZONES[i % 3] for i in range(len(brokers))]
+    # 3 members x 1 volume + 6 brokers x 2 volumes, each attached to its host.
+    assert len(seen.volumes) == 15
+    for volume in seen.volumes.values():
+        owner = seen.instances[provision.tags_of(volume)[provision.HOST_TAG]]
+        assert volume["Attachments"][0]["InstanceId"] == owner["InstanceId"]
+        assert volume["AvailabilityZone"] == owner["Placement"]["AvailabilityZone"]
+    zk_rules = provision.existing_rules(seen.groups[model.ZOOKEEPER], seen.group_ids())
+    assert ("tcp", 2181, 2181, "sg:kafka_broker") in zk_rules
+    assert ("tcp", 2888, 2888, "sg:zookeeper") in zk_rules
+    assert ("tcp", 22, 22, "cidr:10.0.0.0/24") in zk_rules
+    assert not any(r[3] == "cidr:0.0.0.0/0" for r in zk_rules)
+
+
+def test_second_up_makes_no_mutating_call(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "beta")
+    provision.up(ec2, spec, waiter_delay=1)
+    before = tagged(ec2, "beta")
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []
+    assert tagged(ec2, "beta") == before
+    assert provision.plan(ec2, spec) == []
+
+
+def test_cli_up_inventory_check_and_down(ec2: Any, tmp_path: Path) -> None:
+    path, _ = write_spec(ec2, tmp_path, "gamma")
+    up = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert up.returncode == 0, up.stderr
+    again = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert again.returncode == 0, again.stderr
+    assert "0 change(s)" in again.stderr and " 0 mutating" in again.stderr
+    output = tmp_path / "inventory"
+    written = run_cli("cloud", "inventory", "--spec", str(path), "--output", str(output))
+    assert written.returncode == 0, written.stderr
+    check = run_cli("check", "-i", str(output))
+    assert check.returncode == 0, check.stderr
+    hosts = yaml.safe_load((output / "hosts.yml").read_text())["all"]["children"]
+    broker = hosts["kafka_broker"]["hosts"]["kafka2"]
+    assert broker["rack"] == "eu-west-1b" and broker["kafka_broker_id"] == 2
+    assert broker["ansible_host"].startswith("10.0.1.")
+    assert broker["os_tuning_data_disks"][0]["device"].startswith(
+        "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol")
+    refused = subprocess.run([str(KAFKAFORM), "cloud", "down", "--spec", str(path)],
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    down = run_cli("cloud", "down", "--spec", str(path), "--yes", "--waiter-delay", "1")
+    assert down.returncode == 0, down.stderr
+    assert tagged(ec2, "gamma") == {"instances": [], "volumes": [], "groups": []}
+    for result in (up, again, written, down):
+        assert SECRET not in result.stdout + result.stderr
+
+
+def test_down_leaves_other_clusters_alone(ec2: Any, tmp_path: Path) -> None:
+    _, keep = write_spec(ec2, tmp_path, "keep", brokers=3)
+    _, drop = write_spec(ec2, tmp_path, "drop", brokers=3)
+    provision.up(ec2, keep, waiter_delay=1)
+    provision.up(ec2, drop, waiter_delay=1)
+    before = tagged(ec2, "keep")
+    provision.down(ec2, drop, waiter_delay=1)
+    assert tagged(ec2, "drop") == {"instances": [], "volumes": [], "groups": []}
+    assert tagged(ec2, "keep") == before
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_interrupted_up_resumes_without_duplicates(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "delta")
+    launched: list[str] = []
+
+    def stop_after_four(**_: Any) -> None:
+        launched.append("RunInstances")
+        if len(launched) == 4:
+            raise Interrupted("simulated interruption after 4 instances")
+
+    ec2.meta.events.register("after-call.ec2.RunInstances", stop_after_four)
+    with pytest.raises(Interrupted):
+        provision.up(ec2, spec, waiter_delay=1)
+    ec2.meta.events.unregister("after-call.ec2.RunInstances", stop_after_four)
+    assert len(tagged(ec2, "delta")["instances"]) == 4
+    provision.up(ec2, spec, waiter_delay=1)
+    seen = provision.observe(ec2, spec)
+    assert len(tagged(ec2, "delta")["instances"]) == len(place(spec)) == len(seen.instances)
+    assert len(tagged(ec2, "delta")["volumes"]) == 15
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []
+
+
+def test_shrunk_spec_reports_strays_and_keeps_them(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "epsilon", brokers=4)
+    provision.up(ec2, spec, waiter_delay=1)
+    _, smaller = write_spec(ec2, tmp_path, "epsilon", brokers=3)
+    seen = provision.observe(ec2, spec)
+    warnings: list[str] = []
+    assert provision.up(ec2, smaller, waiter_delay=1, warn=warnings.append) == []
+    assert len(warnings) == 1 and warnings[0].startswith("kafka4 ")
+    assert len(tagged(ec2, "epsilon")["instances"]) == len(seen.instances)
+
+
+def test_down_asks_for_the_cluster_name(ec2: Any, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path, spec = write_spec(ec2, tmp_path, "zeta", brokers=3)
+    provision.up(ec2, spec, waiter_delay=1)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "not-zeta")
+    assert main(["cloud", "down", "--spec", str(path)]) == 1
+    assert tagged(ec2, "zeta")["instances"]
+    monkeypatch.setattr("builtins.input", lambda prompt: "zeta")
+    assert main(["cloud", "down", "--spec", str(path), "--waiter-delay", "1"]) == 0
+    assert tagged(ec2, "zeta") == {"instances": [], "volumes": [], "groups": []}
+
+
+def test_missing_subnet_is_a_clear_error(ec2: Any, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = write_spec(ec2, tmp_path, "eta")
+    data = yaml.safe_load(path.read_text())
+    data["zones"][0]["subnet"] = "subnet-0000000000000dead"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["cloud", "up", "--spec", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "subnet subnet-0000000000000dead (zone eu-west-1a) does not exist" in err
+    assert tagged(ec2, "eta") == {"instances": [], "volumes": [], "groups": []}
