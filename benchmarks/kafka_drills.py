@@ -1,0 +1,172 @@
+"""No-loss drills and restart timings for the Kafka brokers of a podman inventory (MO-15, OP-02).
+
+    .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|kill|time|all]
+
+Runs Kafka's own VerifiableProducer (``acks=all``, idempotence on, retries unbounded) on one
+broker host while the action happens, stops it with SIGTERM, reads the topic back from the
+beginning with the ConsoleConsumer and prints the counts:
+
++ roll: ``playbooks/rolling_restart.yml`` under load; every acknowledged message must be read back
+  exactly once (the producer is idempotent).
++ kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
+  lost.
++ time: each broker restarted alone, timed until the cluster is healthy again (restart plus
+  catch-up), against one rolling restart of all of them: the ratio roll / sum.
+
+Bounded: each drill produces for at most ``--seconds`` after its action and every wait has a
+timeout. Hosts are the inventory's ``kafka_broker`` group, reached with ``podman exec``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+CP = "/opt/kafkaform/kafka/libs/*"
+TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
+                   "max.in.flight.requests.per.connection=5\ndelivery.timeout.ms=300000\n")
+
+
+def sh(container: str, command: str, check: bool = True, timeout: float = 600) -> str:
+    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
+                            capture_output=True, text=True, timeout=timeout, check=False)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"{container}: {command}: {result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def brokers(inventory: str) -> tuple[list[str], str, list[int]]:
+    data = json.loads(subprocess.run(["ansible-inventory", "-i", inventory, "--list"],
+                                     capture_output=True, text=True, check=True).stdout)
+    hosts = data["kafka_broker"]["hosts"]
+    hostvars = data["_meta"]["hostvars"]
+    boot = ",".join(f"{h}:{hostvars[h].get('kafka_broker_port', 9092)}" for h in hosts)
+    return hosts, boot, [int(hostvars[h]["kafka_broker_id"]) for h in hosts]
+
+
+def healthy(container: str, boot: str, ids: list[int]) -> bool:
+    result = subprocess.run(["podman", "exec", container, "/usr/local/sbin/kafkaform-kafka",
+                             "--bootstrap", boot, "health", "--ids", ",".join(map(str, ids))],
+                            capture_output=True, text=True, check=False, timeout=300)
+    return result.returncode == 0
+
+
+def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300) -> float:
+    start = time.monotonic()
+    while not healthy(container, boot, ids):
+        if time.monotonic() - start > timeout:
+            raise RuntimeError("cluster not healthy within the timeout")
+        time.sleep(1)
+    return time.monotonic() - start
+
+
+def create_topic(container: str, boot: str, topic: str) -> None:
+    sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
+                  f"--bootstrap-server {boot} --create --topic {topic} --partitions 6 "
+                  "--replication-factor 3")
+
+
+def start_producer(container: str, boot: str, topic: str, throughput: int) -> None:
+    sh(container, f"printf '{PRODUCER_CONFIG}' > /tmp/{topic}.properties; "
+                  f"nohup {JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.VerifiableProducer "
+                  f"--topic {topic} --bootstrap-server {boot} --max-messages -1 "
+                  f"--throughput {throughput} --producer.config /tmp/{topic}.properties "
+                  f"> /tmp/{topic}.producer 2>/dev/null & echo $! > /tmp/{topic}.pid")
+
+
+def stop_producer(container: str, topic: str) -> list[dict[str, Any]]:
+    sh(container, f"kill -TERM $(cat /tmp/{topic}.pid); "
+                  f"while kill -0 $(cat /tmp/{topic}.pid) 2>/dev/null; do sleep 1; done")
+    out = sh(container, f"cat /tmp/{topic}.producer")
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def consume(container: str, boot: str, topic: str) -> list[str]:
+    out = sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' "
+                        "org.apache.kafka.tools.consumer.ConsoleConsumer "
+                        f"--bootstrap-server {boot} --topic {topic} --from-beginning "
+                        "--timeout-ms 20000 2>/dev/null", check=False)
+    return out.split()
+
+
+def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
+             exactly_once: bool) -> bool:
+    acked = [e["value"] for e in events if e.get("name") == "producer_send_success"]
+    errors = [e for e in events if e.get("name") == "producer_send_error"]
+    counts = Counter(consumed)
+    lost = set(acked) - set(counts)
+    duplicated = [v for v in acked if counts[v] > 1]
+    ok = not lost and (not duplicated or not exactly_once) and len(acked) > 0
+    print(f"{name}: acked {len(acked)}, send errors {len(errors)}, consumed {len(consumed)}, "
+          f"lost {len(lost)}, duplicated {len(duplicated)} -> {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
+def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_once: bool,
+               throughput: int) -> bool:
+    hosts, boot, ids = brokers(inventory)
+    client = hosts[-1]
+    topic = f"kf.drill-{name}-{int(time.time())}"
+    create_topic(client, boot, topic)
+    wait_healthy(client, boot, ids)
+    start_producer(client, boot, topic, throughput)
+    time.sleep(5)
+    action(hosts, boot, ids)
+    time.sleep(seconds)
+    events = stop_producer(client, topic)
+    return validate(name, events, consume(client, boot, topic), exactly_once)
+
+
+def rolling_restart(inventory: str) -> float:
+    start = time.monotonic()
+    subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
+                    str(ROOT / "playbooks" / "rolling_restart.yml")], check=True,
+                   stdout=subprocess.DEVNULL, cwd=ROOT)
+    return time.monotonic() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-i", "--inventory", required=True)
+    # drills = roll and kill; all = roll, kill and time.
+    parser.add_argument("--drill", choices=["roll", "kill", "drills", "time", "all"], default="all")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--throughput", type=int, default=200)
+    args = parser.parse_args()
+    ok = True
+    if args.drill in ("roll", "drills", "all"):
+        def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
+            print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
+        ok &= under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
+    if args.drill in ("kill", "drills", "all"):
+        def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
+            sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
+            print(f"SIGKILL {hosts[0]}: healthy again after "
+                  f"{wait_healthy(hosts[-1], boot, ids):.1f} s")
+        ok &= under_load(args.inventory, "kill", kill, args.seconds, False, args.throughput)
+    if args.drill in ("time", "all"):
+        hosts, boot, ids = brokers(args.inventory)
+        singles = []
+        for host in hosts:
+            start = time.monotonic()
+            sh(host, "systemctl restart kafka")
+            wait_healthy(host, boot, ids)
+            singles.append(time.monotonic() - start)
+            print(f"single restart + catch-up {host}: {singles[-1]:.1f} s")
+        rolled = rolling_restart(args.inventory)
+        print(f"rolling restart of {len(hosts)} brokers: {rolled:.1f} s; sum of single restarts "
+              f"{sum(singles):.1f} s; ratio {rolled / sum(singles):.2f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

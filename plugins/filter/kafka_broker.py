@@ -1,0 +1,25 @@
+"""Filters of the kafka_broker role: thin wrappers over ``kafkaform.contexts.kafka_broker`` and
+``kafkaform.topics``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkaform.contexts.kafka_broker import kafka_broker_context, settings_problems
+from kafkaform.topics import declared_problems, parse_describe, plan
+
+
+def kafka_topics_plan(declared: Any, describe_output: str) -> dict[str, Any]:
+    """``kafka_topics | kafkaform.platform.kafka_topics_plan(describe_stdout)``."""
+    return plan(declared, parse_describe(describe_output))
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "kafka_broker_context": kafka_broker_context,
+            "kafka_broker_settings_problems": settings_problems,
+            "kafka_topics_problems": declared_problems,
+            "kafka_topics_plan": kafka_topics_plan,
+        }

@@ -1,0 +1,332 @@
+"""The per-host input of the Kafka broker templates, from the model and the role's settings.
+
+The Ansible role (through ``plugins/filter/kafka_broker.py``), pyinfra and the unit tests hand
+:func:`kafka_broker_context` the cluster model (``Cluster.to_dict()``), a broker and the role's
+variables (``kafka_broker_*`` names, role defaults filling the gaps) and give its result to every
+template under the name ``kafka_broker``. Templates hold no logic: server.properties, the JVM
+options and the unit's paths are all computed here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kafkaform.defaults import role_default
+from kafkaform.template_filters import java_properties
+
+#: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
+MAIN_CLASS = "kafka.Kafka"
+
+#: Debian 12's OpenJDK 17 on amd64, used when ``kafka_broker_java_home`` is empty.
+DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+
+#: Broker configuration keys of Kafka 3.9 (ZooKeeper mode) an extra property is checked against:
+#: an unknown key close to one of these is a typo.
+KNOWN_KEYS = frozenset({
+    "advertised.listeners", "alter.config.policy.class.name", "auto.create.topics.enable",
+    "auto.include.jmx.reporter", "auto.leader.rebalance.enable", "background.threads",
+    "broker.id", "broker.id.generation.enable", "broker.rack", "compression.type",
+    "connection.failed.authentication.delay.ms", "connections.max.idle.ms",
+    "connections.max.reauth.ms", "control.plane.listener.name", "controlled.shutdown.enable",
+    "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms",
+    "controller.socket.timeout.ms", "create.topic.policy.class.name", "default.replication.factor",
+    "delegation.token.expiry.time.ms", "delete.records.purgatory.purge.interval.requests",
+    "delete.topic.enable", "fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
+    "group.initial.rebalance.delay.ms", "group.max.session.timeout.ms", "group.max.size",
+    "group.min.session.timeout.ms", "inter.broker.listener.name", "inter.broker.protocol.version",
+    "leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage",
+    "listener.security.protocol.map", "listeners", "log.cleaner.backoff.ms",
+    "log.cleaner.dedupe.buffer.size", "log.cleaner.delete.retention.ms", "log.cleaner.enable",
+    "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
+    "log.cleaner.io.max.bytes.per.second", "log.cleaner.max.compaction.lag.ms",
+    "log.cleaner.min.cleanable.ratio", "log.cleaner.min.compaction.lag.ms", "log.cleaner.threads",
+    "log.cleanup.policy", "log.dir", "log.dirs", "log.flush.interval.messages",
+    "log.flush.interval.ms", "log.flush.offset.checkpoint.interval.ms",
+    "log.flush.scheduler.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",
+    "log.index.interval.bytes", "log.index.size.max.bytes", "log.message.timestamp.type",
+    "log.preallocate", "log.retention.bytes", "log.retention.check.interval.ms",
+    "log.retention.hours", "log.retention.minutes", "log.retention.ms", "log.roll.hours",
+    "log.roll.jitter.hours", "log.roll.jitter.ms", "log.roll.ms", "log.segment.bytes",
+    "log.segment.delete.delay.ms", "max.connection.creation.rate", "max.connections",
+    "max.connections.per.ip", "max.connections.per.ip.overrides",
+    "max.incremental.fetch.session.cache.slots",
+    "message.max.bytes", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
+    "metrics.sample.window.ms", "min.insync.replicas", "num.io.threads", "num.network.threads",
+    "num.partitions", "num.recovery.threads.per.data.dir", "num.replica.alter.log.dirs.threads",
+    "num.replica.fetchers", "offset.metadata.max.bytes", "offsets.commit.required.acks",
+    "offsets.commit.timeout.ms", "offsets.load.buffer.size", "offsets.retention.check.interval.ms",
+    "offsets.retention.minutes", "offsets.topic.compression.codec", "offsets.topic.num.partitions",
+    "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "producer.id.expiration.ms",
+    "producer.purgatory.purge.interval.requests", "queued.max.request.bytes", "queued.max.requests",
+    "replica.fetch.backoff.ms", "replica.fetch.max.bytes", "replica.fetch.min.bytes",
+    "replica.fetch.response.max.bytes", "replica.fetch.wait.max.ms",
+    "replica.high.watermark.checkpoint.interval.ms", "replica.lag.time.max.ms",
+    "replica.selector.class", "replica.socket.receive.buffer.bytes", "replica.socket.timeout.ms",
+    "request.timeout.ms", "reserved.broker.max.id", "security.inter.broker.protocol",
+    "socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms",
+    "socket.listen.backlog.size", "socket.receive.buffer.bytes", "socket.request.max.bytes",
+    "socket.send.buffer.bytes", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    "transaction.max.timeout.ms", "transaction.state.log.load.buffer.size",
+    "transaction.state.log.min.isr", "transaction.state.log.num.partitions",
+    "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
+    "transactional.id.expiration.ms", "unclean.leader.election.enable", "zookeeper.connect",
+    "zookeeper.connection.timeout.ms", "zookeeper.max.in.flight.requests",
+    "zookeeper.session.timeout.ms", "zookeeper.set.acl",
+})
+
+#: Keys the cluster model decides: an extra property may repeat the model's value, never differ.
+MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "listeners",
+              "advertised.listeners", "default.replication.factor", "min.insync.replicas",
+              "unclean.leader.election.enable", "auto.create.topics.enable",
+              "controlled.shutdown.enable")
+
+#: Keys the role renders from its own variables: set the variable, not an extra property.
+VARIABLE_KEYS = {
+    "num.partitions": "kafka_broker_num_partitions",
+    "log.retention.ms": "kafka_broker_log_retention_ms",
+    "log.segment.bytes": "kafka_broker_log_segment_bytes",
+    "message.max.bytes": "kafka_broker_message_max_bytes",
+    "num.recovery.threads.per.data.dir": "kafka_broker_num_recovery_threads_per_data_dir",
+    "num.network.threads": "kafka_broker_num_network_threads",
+    "num.io.threads": "kafka_broker_num_io_threads",
+    "auto.leader.rebalance.enable": "kafka_broker_auto_leader_rebalance_enable",
+    "delete.topic.enable": "kafka_broker_delete_topic_enable",
+    "zookeeper.session.timeout.ms": "kafka_broker_zookeeper_session_timeout_ms",
+    "log.cleaner.dedupe.buffer.size": "kafka_broker_log_cleaner_dedupe_buffer_mb",
+    "log.dir": "os_tuning_data_disks (one log directory per kafka_log_dir disk)",
+}
+
+#: Keys that would turn on application fsync (KB-13) or leave ZooKeeper mode.
+REFUSED_KEYS = {
+    "log.flush.interval.messages": "the literature disables application fsync (KB-13)",
+    "log.flush.interval.ms": "the literature disables application fsync (KB-13)",
+    "process.roles": "kafkaform runs brokers in ZooKeeper mode (Kafka 3.9)",
+}
+
+_KEY = re.compile(r"^[a-z][a-z0-9._-]*$")
+
+
+def _setting(settings: Mapping[str, Any], key: str) -> Any:
+    value = settings.get(key)
+    return role_default(key) if value is None else value
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any]) -> dict[str, str]:
+    """server.properties values the cluster model decides for one broker."""
+    listener = f"PLAINTEXT://{broker['address']}:{broker['port']}"
+    props = {
+        "broker.id": str(broker["id"]),
+        "listeners": f"PLAINTEXT://0.0.0.0:{broker['port']}",
+        "advertised.listeners": listener,
+        "zookeeper.connect": str(cluster["zookeeper_connect"]),
+        "log.dirs": ",".join(broker["log_dirs"]),
+        "default.replication.factor": str(cluster["replication_factor"]),
+        "min.insync.replicas": str(cluster["min_insync_replicas"]),
+        "unclean.leader.election.enable": "false",
+        "auto.create.topics.enable": "false",
+        "controlled.shutdown.enable": "true",
+    }
+    if broker.get("rack"):
+        props["broker.rack"] = str(broker["rack"])
+    return props
+
+
+def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None) -> list[str]:
+    """Problems of ``kafka_broker_extra_properties``: typos of known keys, keys the role sets
+    through its own variables, values contradicting the cluster model (when given), multi-line or
+    non-scalar values."""
+    if not isinstance(extra, Mapping):
+        return ["kafka_broker_extra_properties must be a mapping of server.properties keys "
+                "to values"]
+    problems = []
+    for raw_key, value in extra.items():
+        key = str(raw_key)
+        where = f"kafka_broker_extra_properties: {key}"
+        if not _KEY.match(key):
+            problems.append(f"{where} is not a server.properties key")
+            continue
+        if isinstance(value, Mapping | list | tuple) or value is None:
+            problems.append(f"{where} must be a string, number or boolean")
+            continue
+        if "\n" in str(value):
+            problems.append(f"{where} may not span lines")
+            continue
+        if key in REFUSED_KEYS:
+            problems.append(f"{where} is refused: {REFUSED_KEYS[key]}")
+        elif key in VARIABLE_KEYS:
+            problems.append(f"{where} is set by the role: use {VARIABLE_KEYS[key]}")
+        elif key in MODEL_KEYS:
+            if model is not None and model.get(key) != _as_text(value):
+                problems.append(f"{where}={_as_text(value)} contradicts the cluster model, which "
+                                f"gives {key}={model.get(key, '(unset)')}; change the inventory "
+                                "instead (kafka_broker_id, rack, data disks, cluster settings)")
+        elif key not in KNOWN_KEYS:
+            close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.85)
+            if close:
+                problems.append(f"{where} is not a Kafka broker setting; did you mean {close[0]}?")
+    if model is not None and "replica.fetch.max.bytes" in extra:
+        fetch = int(extra["replica.fetch.max.bytes"])
+        if fetch < int(model.get("message.max.bytes", 0)):
+            problems.append("kafka_broker_extra_properties: replica.fetch.max.bytes "
+                            f"{fetch} is below message.max.bytes {model['message.max.bytes']}: "
+                            "followers could not replicate the largest message (KB-12)")
+    return problems
+
+
+def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+    """Every problem of the role's settings alone, as sentences (empty when they are valid)."""
+    problems = extra_properties_problems(_setting(settings, "kafka_broker_extra_properties"))
+    if int(_setting(settings, "kafka_broker_heap_mb")) < 128:
+        problems.append("kafka_broker_heap_mb below 128 MB cannot run a broker "
+                        "(production: about 5 GB on a 64 GB host, JV-03)")
+    if int(_setting(settings, "kafka_broker_num_recovery_threads_per_data_dir")) < 2:
+        problems.append("kafka_broker_num_recovery_threads_per_data_dir must be above 1 (KB-07)")
+    for name in ("kafka_broker_num_partitions", "kafka_broker_log_retention_ms",
+                 "kafka_broker_log_segment_bytes", "kafka_broker_message_max_bytes"):
+        if int(_setting(settings, name)) < 1:
+            problems.append(f"{name} must be positive")
+    if str(_setting(settings, "kafka_broker_jmx_address")) not in ("127.0.0.1", "localhost") \
+            and not bool(_setting(settings, "kafka_broker_jmx_remote_allowed")):
+        problems.append("kafka_broker_jmx_address binds JMX beyond localhost; set "
+                        "kafka_broker_jmx_remote_allowed: true to mean it")
+    return problems
+
+
+def thread_counts(cores: int, disks: int, network: int, io: int) -> tuple[int, int]:
+    """``num.network.threads`` and ``num.io.threads``: the configured values, or when 0 sized
+    from the host (KB-14): network threads half the cores (at least 3), I/O threads twice the
+    cores and at least one per log directory (at least 8)."""
+    cores = max(1, cores)
+    net = network or max(3, (cores + 1) // 2)
+    ios = io or max(8, 2 * cores, disks)
+    return net, ios
+
+
+def kafka_broker_context(cluster: Mapping[str, Any], host: str,
+                         settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one broker.
+
+    + cluster: ``kafkaform.model.build(view).to_dict()``
+    + host: the broker's inventory name
+    + settings: the role's variables by full name (plus ``kafka_broker_cores``, the host's CPU
+      count, and ``os_tuning_nofile_limit``); a missing one takes the role default
+
+    Raises ``ValueError`` on settings :func:`settings_problems` rejects, extra properties that
+    contradict the model, or a host that is not a broker: the role asserts them first.
+    """
+    problems = settings_problems(settings)
+    broker = cluster["brokers_by_host"].get(host)
+    if broker is None:
+        problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+    def get(name: str) -> Any:
+        return _setting(settings, f"kafka_broker_{name}")
+
+    conf_dir = str(get("conf_dir")).rstrip("/")
+    log_dir = str(get("log_dir")).rstrip("/")
+    install_dir = str(get("install_dir")).rstrip("/")
+    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
+    heap = int(get("heap_mb"))
+    message_max = int(get("message_max_bytes"))
+    network, io = thread_counts(int(settings.get("kafka_broker_cores") or 1),
+                                len(broker["log_dirs"]), int(get("num_network_threads")),
+                                int(get("num_io_threads")))
+    brokers = len(cluster["brokers"])
+    dedupe_mb = min(int(get("log_cleaner_dedupe_buffer_mb")), max(1, heap // 4))
+    model = model_properties(cluster, broker)
+    managed = {
+        **model,
+        "num.partitions": str(int(get("num_partitions"))),
+        "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
+        "num.network.threads": str(network),
+        "num.io.threads": str(io),
+        "auto.leader.rebalance.enable": _as_text(bool(get("auto_leader_rebalance_enable"))),
+        "delete.topic.enable": _as_text(bool(get("delete_topic_enable"))),
+        "log.retention.ms": str(int(get("log_retention_ms"))),
+        "log.segment.bytes": str(int(get("log_segment_bytes"))),
+        "message.max.bytes": str(message_max),
+        "replica.fetch.max.bytes": str(max(message_max, 1048576)),
+        "zookeeper.session.timeout.ms": str(int(get("zookeeper_session_timeout_ms"))),
+        "log.cleaner.enable": "true",
+        "log.cleaner.dedupe.buffer.size": str(dedupe_mb * 1024 * 1024),
+        "offsets.topic.replication.factor": str(min(3, brokers)),
+        "transaction.state.log.replication.factor": str(min(3, brokers)),
+        "transaction.state.log.min.isr": str(min(2, brokers)),
+    }
+    extra = {str(k): _as_text(v) for k, v in get("extra_properties").items()}
+    contradictions = extra_properties_problems(extra, managed)
+    if contradictions:
+        raise ValueError("; ".join(contradictions))
+    # Extras may tune a derived value (replica.fetch.max.bytes, offsets.*); the model's own keys
+    # passed the contradiction check above, so they equal the managed value.
+    managed.update({k: v for k, v in extra.items() if k in managed})
+    extra = {k: v for k, v in extra.items() if k not in managed}
+
+    jmx: list[str] = []
+    if bool(get("jmx_enabled")):
+        port = int(get("jmx_port"))
+        address = str(get("jmx_address"))
+        jmx = [
+            "-Dcom.sun.management.jmxremote",
+            f"-Dcom.sun.management.jmxremote.port={port}",
+            f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+            f"-Dcom.sun.management.jmxremote.host={address}",
+            f"-Djava.rmi.server.hostname={address}",
+            "-Dcom.sun.management.jmxremote.authenticate=false",
+            "-Dcom.sun.management.jmxremote.ssl=false",
+        ]
+    jvm_options = [
+        f"-Xms{heap}m", f"-Xmx{heap}m",
+        "-XX:+UseG1GC",
+        f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
+        f"-XX:InitiatingHeapOccupancyPercent={int(get('gc_initiating_heap_occupancy_percent'))}",
+        "-XX:+DisableExplicitGC",
+        "-XX:+ExitOnOutOfMemoryError",
+        f"-Xlog:gc*:file={log_dir}/gc.log:time,uptime,level,tags"
+        f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
+        "-Djava.awt.headless=true",
+        f"-Dkafka.logs.dir={log_dir}",
+        f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties",
+        *jmx,
+        *[str(o) for o in get("jvm_extra_opts")],
+    ]
+    return {
+        "host": host,
+        "id": int(broker["id"]),
+        "rack": broker.get("rack") or "",
+        "address": str(broker["address"]),
+        "port": int(broker["port"]),
+        "user": str(get("user")),
+        "group": str(get("group")),
+        "conf_dir": conf_dir,
+        "log_dir": log_dir,
+        "install_dir": install_dir,
+        "log_dirs": list(broker["log_dirs"]),
+        "zookeeper_connect": str(cluster["zookeeper_connect"]),
+        "bootstrap_servers": str(cluster["bootstrap_servers"]),
+        "broker_ids": [int(b["id"]) for b in cluster["brokers"]],
+        "racks_by_id": {str(b["id"]): b.get("rack") or "" for b in cluster["brokers"]},
+        "server_properties": java_properties(managed),
+        "extra_properties": java_properties(extra),
+        "heap_mb": heap,
+        "java": {
+            "binary": f"{java_home}/bin/java",
+            "classpath": f"{install_dir}/libs/*",
+            "options": jvm_options,
+            "main_class": MAIN_CLASS,
+            "config": f"{conf_dir}/server.properties",
+        },
+        "nofile_limit": max(100000, int(_setting(settings, "os_tuning_nofile_limit"))),
+        "read_write_paths": [*broker["log_dirs"], log_dir],
+    }

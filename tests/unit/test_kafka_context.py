@@ -1,0 +1,97 @@
+"""The kafka_broker template context: server.properties from the model, validated extras."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkaform import model
+from kafkaform.contexts.kafka_broker import (
+    extra_properties_problems,
+    kafka_broker_context,
+    thread_counts,
+)
+from tests.unit.test_checks import lab_like, view_of
+
+
+def cluster() -> dict[str, Any]:
+    return model.build(view_of(lab_like(), {"kafka_cluster_name": "orders"})).to_dict()
+
+
+def props(context: dict[str, Any]) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in context["server_properties"].splitlines())
+
+
+def test_server_properties_follow_the_model_and_the_literature() -> None:
+    p = props(kafka_broker_context(cluster(), "k3", {"kafka_broker_cores": 4}))
+    assert p["broker.id"] == "3"
+    assert p["broker.rack"] == "b"
+    assert p["zookeeper.connect"] == "zk1:2181,zk2:2181,zk3:2181/kafka/orders"
+    assert p["advertised.listeners"] == "PLAINTEXT://k3:9092"
+    assert p["log.dirs"] == "/var/lib/kafka/data/kafka-logs"
+    assert int(p["num.recovery.threads.per.data.dir"]) > 1
+    assert (p["auto.create.topics.enable"], p["unclean.leader.election.enable"],
+            p["controlled.shutdown.enable"]) == ("false", "false", "true")
+    assert (p["default.replication.factor"], p["min.insync.replicas"]) == ("3", "2")
+    assert int(p["replica.fetch.max.bytes"]) >= int(p["message.max.bytes"])
+    assert "auto.leader.rebalance.enable" in p and "delete.topic.enable" in p
+    assert (p["num.network.threads"], p["num.io.threads"]) == ("3", "8")
+
+
+def test_jvm_has_equal_heap_bounds_g1_and_localhost_jmx() -> None:
+    context = kafka_broker_context(cluster(), "k1", {"kafka_broker_heap_mb": 256})
+    options = context["java"]["options"]
+    assert "-Xms256m" in options and "-Xmx256m" in options
+    assert "-XX:MaxGCPauseMillis=20" in options
+    assert "-XX:InitiatingHeapOccupancyPercent=35" in options
+    assert "-Dcom.sun.management.jmxremote.host=127.0.0.1" in options
+    assert context["nofile_limit"] >= 100000
+
+
+def test_typo_of_a_known_key_is_an_error() -> None:
+    problems = extra_properties_problems({"log.retention.chek.interval.ms": 1000})
+    assert problems and "did you mean log.retention.check.interval.ms" in problems[0]
+
+
+def test_unknown_but_not_close_keys_pass() -> None:
+    assert extra_properties_problems({"confluent.support.metrics.enable": False}) == []
+
+
+@pytest.mark.parametrize("extra", [
+    {"broker.id": 7}, {"broker.rack": "z"}, {"min.insync.replicas": 1},
+    {"zookeeper.connect": "zk1:2181"}, {"log.dirs": "/tmp/kafka-logs"},
+])
+def test_values_contradicting_the_model_are_errors(extra: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="contradicts the cluster model"):
+        kafka_broker_context(cluster(), "k1", {"kafka_broker_extra_properties": extra})
+
+
+def test_repeating_the_model_value_is_accepted() -> None:
+    context = kafka_broker_context(cluster(), "k1",
+                                   {"kafka_broker_extra_properties": {"broker.id": 1}})
+    assert props(context)["broker.id"] == "1"
+    assert context["extra_properties"] == ""
+
+
+def test_keys_set_by_role_variables_point_to_the_variable() -> None:
+    problems = extra_properties_problems({"log.retention.ms": 1})
+    assert problems == ["kafka_broker_extra_properties: log.retention.ms is set by the role: "
+                        "use kafka_broker_log_retention_ms"]
+
+
+def test_replica_fetch_below_message_max_is_an_error() -> None:
+    with pytest.raises(ValueError, match="KB-12"):
+        kafka_broker_context(cluster(), "k1", {
+            "kafka_broker_extra_properties": {"replica.fetch.max.bytes": 1000}})
+
+
+def test_threads_sized_from_cores_and_disks() -> None:
+    assert thread_counts(16, 12, 0, 0) == (8, 32)
+    assert thread_counts(2, 10, 0, 0) == (3, 10)
+    assert thread_counts(2, 1, 5, 9) == (5, 9)
+
+
+def test_a_host_that_is_not_a_broker_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a broker"):
+        kafka_broker_context(cluster(), "zk1", {})

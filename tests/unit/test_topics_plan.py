@@ -1,0 +1,86 @@
+"""Declared topics: the plan from declared and current state (kafkaform.topics)."""
+
+from __future__ import annotations
+
+from kafkaform.topics import declared_problems, parse_describe, plan
+
+DESCRIBE = (
+    "Topic: orders\tTopicId: AbC\tPartitionCount: 6\tReplicationFactor: 3\t"
+    "Configs: retention.ms=86400000,min.insync.replicas=2\n"
+    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,3,2\tIsr: 1,3,2\tElr: N/A\t"
+    "LastKnownElr: N/A\n"
+    "Topic: legacy\tTopicId: XyZ\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n"
+)
+
+
+def current() -> dict[str, dict[str, object]]:
+    return parse_describe(DESCRIBE)
+
+
+def test_describe_headers_parse_into_partitions_rf_and_configs() -> None:
+    assert current() == {
+        "orders": {"partitions": 6, "replication_factor": 3,
+                   "configs": {"retention.ms": "86400000", "min.insync.replicas": "2"}},
+        "legacy": {"partitions": 1, "replication_factor": 1, "configs": {}},
+    }
+
+
+def test_missing_topic_is_created() -> None:
+    result = plan([{"name": "clicks", "partitions": 12, "replication_factor": 2,
+                    "configs": {"cleanup.policy": "delete"}}], current())
+    assert result["refusals"] == []
+    assert result["actions"] == [{
+        "topic": "clicks", "action": "create", "partitions": 12, "replication_factor": 2,
+        "configs": {"cleanup.policy": "delete"},
+        "message": "create topic clicks: 12 partitions, replication factor 2, rack-aware"}]
+
+
+def test_matching_declaration_changes_nothing() -> None:
+    declared = [{"name": "orders", "partitions": 6, "replication_factor": 3,
+                 "configs": {"retention.ms": 86400000, "min.insync.replicas": 2}}]
+    assert plan(declared, current()) == {"actions": [], "refusals": []}
+
+
+def test_partitions_grow_and_configs_converge() -> None:
+    declared = [{"name": "orders", "partitions": 9, "replication_factor": 3,
+                 "configs": {"retention.ms": 3600000}}]
+    actions = plan(declared, current())["actions"]
+    assert [a["action"] for a in actions] == ["partitions", "configs"]
+    assert actions[0]["partitions"] == 9
+    assert actions[1]["add"] == {"retention.ms": "3600000"}
+    assert actions[1]["delete"] == []  # broker-level values shown by describe are left alone
+
+
+def test_partition_decrease_is_refused_with_a_message() -> None:
+    declared = [{"name": "orders", "partitions": 3, "replication_factor": 3,
+                 "configs": {"retention.ms": 1}}]
+    result = plan(declared, current())
+    assert result["actions"] == []
+    assert "refusing to decrease partitions from 6 to 3" in result["refusals"][0]["message"]
+
+
+def test_replication_factor_change_is_refused() -> None:
+    declared = [{"name": "legacy", "partitions": 1, "replication_factor": 3}]
+    result = plan(declared, current())
+    assert result["actions"] == []
+    assert "replication factor from 1 to 3" in result["refusals"][0]["message"]
+
+
+def test_undeclared_topics_are_never_touched() -> None:
+    result = plan([], current())
+    assert result == {"actions": [], "refusals": []}
+
+
+def test_declaration_problems() -> None:
+    problems = declared_problems([
+        {"name": "__internal", "partitions": 1, "replication_factor": 1},
+        {"name": "a.b_c", "partitions": 0, "replication_factor": 1},
+        {"name": "ok", "partitions": 1, "replication_factor": 1},
+        {"name": "ok", "partitions": 1, "replication_factor": 1},
+    ])
+    assert any("__internal" in p for p in problems)
+    assert any("mixes periods and underscores" in p for p in problems)
+    assert any("partitions must be a positive integer" in p for p in problems)
+    assert any("declared twice" in p for p in problems)
+    assert declared_problems([{"name": "kf.orders", "partitions": 3,
+                               "replication_factor": 3}]) == []
