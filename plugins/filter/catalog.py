@@ -3,7 +3,8 @@
 ``'kafka' | kafkaform.platform.release_version`` is the catalog's tested version;
 ``'kafka' | kafkaform.platform.release_url(version, root)`` is that release's archive URL under
 ``root`` (an internal mirror of the Apache distribution site), or under Apache's own when ``root``
-is empty.
+is empty. ``'4.0.0' | kafkaform.platform.spark_connector_urls(root)`` lists the URLs of the Kafka
+connector jars of that Spark release.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, RELEASES
+from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, RELEASES, spark_connector_jars
 
 
 def release_version(name: str) -> str:
@@ -22,6 +23,14 @@ def release_url(name: str, version: str, root: str = "") -> str:
     return RELEASES[name](str(version)).url_on(str(root) or APACHE_DIST_ROOT)
 
 
+def spark_connector_urls(version: str, root: str = "") -> list[str]:
+    return [jar.url_on(str(root) or APACHE_DIST_ROOT) for jar in spark_connector_jars(str(version))]
+
+
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"release_version": release_version, "release_url": release_url}
+        return {
+            "release_version": release_version,
+            "release_url": release_url,
+            "spark_connector_urls": spark_connector_urls,
+        }

@@ -194,3 +194,13 @@ CATALOG = Catalog(
         spark_connector_jar(SPARK_VERSION, "org.apache.commons", "commons-pool2", "2.12.0"),
     ),
 )
+
+
+def spark_connector_jars(spark_version: str) -> tuple[MavenJar, ...]:
+    """The Kafka connector jars of a Spark release; only the catalog's Spark has a known set."""
+    if spark_version != CATALOG.spark.version:
+        raise KeyError(
+            f"no Kafka connector jar set is catalogued for Spark {spark_version} (only for "
+            f"{CATALOG.spark.version}); set spark_node_connector_urls to the jars of your release"
+        )
+    return CATALOG.spark_kafka_connector

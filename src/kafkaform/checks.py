@@ -171,6 +171,60 @@ def spark_needs_master(view: InventoryView) -> Iterator[Finding]:
                       "add a host to the spark_master group", tuple(workers))
 
 
+def spark_nodes(view: InventoryView) -> list[str]:
+    seen = dict.fromkeys(view.members(model.SPARK_MASTER) + view.members(model.SPARK_WORKER))
+    return list(seen)
+
+
+def spark_single_master(view: InventoryView) -> Iterator[Finding]:
+    masters = view.members(model.SPARK_MASTER)
+    if len(masters) > 1:
+        yield Finding("SP-06", f"the spark_master group has {len(masters)} hosts; kafkaform runs "
+                      "one standalone master, which survives restarts through its recovery "
+                      "state (spark_node_master_recovery_mode)",
+                      "keep one host in spark_master", tuple(masters))
+
+
+def spark_shared_dir(view: InventoryView) -> Iterator[Finding]:
+    """Driver and executors write one sink: every Spark node names the same shared directory."""
+    nodes = spark_nodes(view)
+    values: dict[str, list[str]] = defaultdict(list)
+    for host in nodes:
+        values[str(view.var(host, "spark_node_shared_dir",
+                            role_default("spark_node_shared_dir")))].append(host)
+    for path, hosts in values.items():
+        if not path.startswith("/") or path.rstrip("/") in ("", "/tmp", "/var/tmp"):
+            yield Finding("SP-07", f"spark_node_shared_dir is {path!r}", "set it to the absolute "
+                          "path where a shared filesystem is mounted on every Spark node "
+                          "(not / or a temporary directory)", tuple(hosts))
+    if len(values) > 1:
+        shown = "; ".join(f"{p} on {', '.join(h[:3])}" for p, h in values.items())
+        yield Finding("SP-07", f"spark_node_shared_dir differs between Spark nodes ({shown}), so "
+                      "the driver and the executors would write to different places",
+                      "set spark_node_shared_dir once, in group_vars/all", tuple(nodes))
+
+
+def pipeline_sources(view: InventoryView) -> Iterator[Finding]:
+    masters = view.members(model.SPARK_MASTER)
+    if not masters:
+        return
+    brokers = view.members(model.KAFKA_BROKER)
+    if len(brokers) < 2:
+        yield Finding("CL-08", f"the pipeline on {masters[0]} needs at least two bootstrap "
+                      f"brokers and the kafka_broker group has {len(brokers)}",
+                      "add brokers to the kafka_broker group (3 or more in production)",
+                      tuple(masters))
+    topic = str(view.var(masters[0], "spark_pipeline_topic",
+                         role_default("spark_pipeline_topic")))
+    declared = {str(t.get("name")) for host in brokers
+                for t in (view.var(host, "kafka_topics", []) or []) if isinstance(t, dict)}
+    if brokers and topic not in declared:
+        yield Finding("SP-08", f"the pipeline reads topic {topic}, which kafka_topics does not "
+                      "declare", f"declare {topic} in kafka_topics (partitions, replication "
+                      "factor), or create it before the pipeline starts", tuple(masters),
+                      "warning")
+
+
 def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
     """Cluster-wide settings must have one value: the model reads them from any host."""
     for key in CLUSTER_DEFAULTS:
@@ -277,6 +331,9 @@ RULES: tuple[Rule, ...] = (
     brokers_span_racks,
     replication,
     spark_needs_master,
+    spark_single_master,
+    spark_shared_dir,
+    pipeline_sources,
     cluster_settings_agree,
     kernel_settings,
     data_disk_declarations,

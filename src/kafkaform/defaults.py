@@ -7,6 +7,7 @@ Ansible can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -31,7 +32,7 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).
-ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node")
+ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline")
 
 
 @cache
@@ -53,3 +54,9 @@ def role_default(key: str) -> Any:
         if key.startswith(role + "_"):
             return role_defaults(role)[key]
     raise KeyError(f"{key} is neither a cluster setting nor a variable of {ROLE_PREFIXES}")
+
+
+def setting(settings: Mapping[str, Any], key: str) -> Any:
+    """A role variable from the settings a role hands its context, else the role's default."""
+    value = settings.get(key)
+    return role_default(key) if value is None else value

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from kafkaform import lab_image
+from kafkaform.defaults import role_default
+from kafkaform.model import SPARK_MASTER, SPARK_WORKER
 from kafkaform.podman import (
     CommandError,
     attach_loop,
@@ -80,6 +82,8 @@ class LabHost:
     groups: tuple[str, ...]
     rack: str | None
     disks: tuple[str, ...]  # device paths inside the container, e.g. /dev/kfdata0
+    # Spark nodes share one directory (spark_node_shared_dir): the lab mounts one volume there.
+    shared_dir: str | None = None
 
 
 def parse_hosts(
@@ -97,7 +101,10 @@ def parse_hosts(
             raise CommandError(f"{name}: os_tuning_data_disks lists a device twice: {disks}")
         rack = variables.get("rack")
         groups = tuple(sorted(set(host_groups.get(name, ())) - {"all", "ungrouped"}))
-        hosts.append(LabHost(name, groups, str(rack) if rack is not None else None, disks))
+        shared = variables.get("spark_node_shared_dir") or role_default("spark_node_shared_dir")
+        is_spark = bool({SPARK_MASTER, SPARK_WORKER} & set(groups))
+        hosts.append(LabHost(name, groups, str(rack) if rack is not None else None, disks,
+                             str(shared) if is_spark else None))
     return hosts
 
 
@@ -128,8 +135,14 @@ def device_args(loops: Mapping[str, str]) -> list[str]:
     return args
 
 
+def shared_volume(network: str) -> str:
+    """The podman volume the lab's Spark nodes share (a stand-in for NFS)."""
+    return f"{network}-shared"
+
+
 def host_run_args(host: LabHost, loops: Mapping[str, str], network: str, image: str) -> list[str]:
     """The `podman run` arguments (after the label options) of one systemd lab host."""
+    shared = ["--volume", f"{shared_volume(network)}:{host.shared_dir}"] if host.shared_dir else []
     return [
         "--name", host.name,
         "--hostname", host.name,
@@ -138,6 +151,7 @@ def host_run_args(host: LabHost, loops: Mapping[str, str], network: str, image: 
         # Needed to mount the XFS data disks; NOT --privileged, which could change global sysctls.
         "--cap-add", "SYS_ADMIN",
         *device_args(loops),
+        *shared,
         image,
         "/sbin/init",
     ]  # fmt: skip
@@ -296,7 +310,9 @@ def load_inventory(path: Path) -> list[LabHost]:
     host_groups: dict[str, list[str]] = {}
     for host in inventory.get_hosts():
         values = variables.get_vars(host=host)
-        host_vars[host.name] = {k: values.get(k) for k in ("rack", "os_tuning_data_disks")}
+        host_vars[host.name] = {
+            k: values.get(k) for k in ("rack", "os_tuning_data_disks", "spark_node_shared_dir")
+        }
         host_groups[host.name] = [group.name for group in host.get_groups()]
     if not host_vars:
         raise CommandError(f"inventory {path} has no hosts")
@@ -321,6 +337,13 @@ def ensure_network(state: LabState, cache: Path) -> None:
         say(f"network {name} created")
     state.created_network = True
     save_state(cache, state)
+
+
+def ensure_volume(name: str, network: str) -> None:
+    """The Spark nodes' shared volume, labelled as this lab's so `down` removes it."""
+    if name not in ours("volume", network):
+        podman("volume", "create", "--label", f"{LAB_LABEL}={network}", name)
+        say(f"volume {name} created (the Spark nodes' shared directory)")
 
 
 def ensure_dir(state: LabState, cache: Path, directory: Path) -> None:
@@ -440,6 +463,8 @@ def lab_up(args: argparse.Namespace) -> int:
         if not state.host_sysctls:
             state.host_sysctls = read_sysctls(WATCHED_SYSCTLS)
         ensure_network(state, cache)
+        if any(h.shared_dir for h in hosts):
+            ensure_volume(shared_volume(state.network), state.network)
         for host in hosts:
             files = {device: disk_file(cache, host.name, device) for device in host.disks}
             loops = {device: ensure_disk(state, cache, file) for device, file in files.items()}
@@ -463,10 +488,12 @@ def lab_up(args: argparse.Namespace) -> int:
 
 
 def ours(kind: str, network: str) -> list[str]:
-    """Containers or networks labelled as this lab's, in case the state file was lost."""
+    """Containers, networks or volumes labelled as this lab's (the state file may be lost)."""
     filters = ["--filter", f"label={LAB_LABEL}={network}"]
     if kind == "container":
         return podman("ps", "--all", *filters, "--format", "{{.Names}}").split()
+    if kind == "volume":
+        return podman("volume", "ls", *filters, "--format", "{{.Name}}").split()
     return podman("network", "ls", *filters, "--format", "{{.Name}}").split()
 
 
@@ -485,6 +512,9 @@ def lab_down(args: argparse.Namespace) -> int:
         if state.network in ours("network", state.network):
             podman("network", "rm", state.network)
             say(f"network {state.network}: removed")
+        for volume in ours("volume", state.network):
+            podman("volume", "rm", "--force", volume)
+            say(f"volume {volume}: removed (the Spark nodes' shared directory)")
         detach_our_loops(state, cache)
         for file in state.files:
             Path(file).unlink(missing_ok=True)

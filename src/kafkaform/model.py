@@ -112,6 +112,7 @@ class Cluster:
     spark_workers: tuple[SparkNode, ...]
     replication_factor: int
     min_insync_replicas: int
+    spark_shared_dir: str = ""
     data_disks: Mapping[str, tuple[DataDisk, ...]] = field(default_factory=dict)
 
     @property
@@ -252,5 +253,6 @@ def build(view: InventoryView) -> Cluster:
         spark_workers=spark[SPARK_WORKER],
         replication_factor=as_int(view.cluster_var("kafka_default_replication_factor")) or 0,
         min_insync_replicas=as_int(view.cluster_var("kafka_min_insync_replicas")) or 0,
+        spark_shared_dir=str(view.cluster_var("spark_node_shared_dir")),
         data_disks={h: data_disks(view, h) for h in view.cluster_hosts()},
     )

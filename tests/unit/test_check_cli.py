@@ -33,7 +33,8 @@ def bad_inventory(tmp_path: Path) -> Path:
     (directory / "hosts.yml").write_text(yaml.safe_dump(inventory))
     (directory / "group_vars" / "all.yml").write_text(yaml.safe_dump({
         "ansible_connection": "ssh", "ansible_host": "unreachable.invalid",
-        "kafka_cluster_name": "bad"}))
+        "kafka_cluster_name": "bad", "kafka_topics": [{"name": "kf.events", "partitions": 6,
+                                                       "replication_factor": 3}]}))
     return directory
 
 

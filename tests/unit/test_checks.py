@@ -18,6 +18,10 @@ from kafkaform.model import InventoryView
 Spec = dict[str, dict[str, dict[str, Any]]]
 
 
+#: The pipeline's topic, declared as inventory/lab declares it.
+TOPICS = [{"name": "kf.events", "partitions": 6, "replication_factor": 3}]
+
+
 def lab_like() -> Spec:
     """Groups → hosts → vars, shaped like inventory/lab."""
     return {
@@ -27,9 +31,9 @@ def lab_like() -> Spec:
             "zk3": {"zookeeper_id": 3, "rack": "c"},
         },
         "kafka_broker": {
-            "k1": {"kafka_broker_id": 1, "rack": "a"},
-            "k2": {"kafka_broker_id": 2, "rack": "a"},
-            "k3": {"kafka_broker_id": 3, "rack": "b"},
+            "k1": {"kafka_broker_id": 1, "rack": "a", "kafka_topics": TOPICS},
+            "k2": {"kafka_broker_id": 2, "rack": "a", "kafka_topics": TOPICS},
+            "k3": {"kafka_broker_id": 3, "rack": "b", "kafka_topics": TOPICS},
         },
         "spark_master": {"sm": {}},
         "spark_worker": {"sw1": {}},
@@ -120,6 +124,13 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
      "TR-02", "at least 1", set()),
     ("worker without master", mutate(lambda s: s["spark_master"].clear()),
      {}, "SP-01", "no master", {"sw1"}),
+    ("two spark masters", mutate(lambda s: s["spark_master"].update(sm2={})),
+     {}, "SP-06", "has 2 hosts", {"sm", "sm2"}),
+    ("shared dir differs",
+     mutate(lambda s: s["spark_worker"]["sw1"].update(spark_node_shared_dir="/mnt/other")),
+     {}, "SP-07", "differs between Spark nodes", {"sm", "sw1"}),
+    ("shared dir in tmp", lab_like(), {"spark_node_shared_dir": "/tmp"},
+     "SP-07", "'/tmp'", {"sm", "sw1"}),
     ("cluster name differs",
      mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_cluster_name="other")),
      {"kafka_cluster_name": "lab"}, "KF-01", "kafka_cluster_name differs", set()),
@@ -183,6 +194,24 @@ def test_shared_zookeeper_and_broker_host_is_a_warning_only() -> None:
     spec["kafka_broker"]["zk1"] = {"kafka_broker_id": 9, "rack": "a"}
     found = checks.check(view_of(spec))
     assert [(f.rule, f.severity, f.hosts) for f in found] == [("ZK-11", "warning", ("zk1",))]
+
+
+def test_pipeline_with_one_broker_is_refused() -> None:
+    spec = lab_like()
+    for host in ("k2", "k3"):
+        spec["kafka_broker"].pop(host)
+    found = [f for f in errors_of(spec, {"kafka_default_replication_factor": 1})
+             if f.rule == "CL-08"]
+    assert len(found) == 1 and found[0].hosts == ("sm",)
+    assert "at least two bootstrap brokers" in found[0].message
+
+
+def test_pipeline_topic_not_declared_is_a_warning_only() -> None:
+    spec = lab_like()
+    spec["spark_master"]["sm"]["spark_pipeline_topic"] = "kf.clicks"
+    found = checks.check(view_of(spec))
+    assert [(f.rule, f.severity, f.hosts) for f in found] == [("SP-08", "warning", ("sm",))]
+    assert "kf.clicks" in found[0].message
 
 
 @given(st.lists(st.sampled_from("abcdefg"), min_size=3, max_size=7).filter(lambda r: len(r) % 2))

@@ -17,15 +17,25 @@ BROKER_DISKS = [
 ]
 
 
-def test_parse_hosts_takes_groups_rack_and_disks() -> None:
+def test_parse_hosts_takes_groups_rack_disks_and_the_spark_shared_dir() -> None:
     hosts = lab.parse_hosts(
-        {"kf-kafka1": {"rack": "lab-a", "os_tuning_data_disks": BROKER_DISKS}, "kf-s": {}},
-        {"kf-kafka1": ["all", "kafka_broker"], "kf-s": ["ungrouped", "spark_master"]},
+        {"kf-kafka1": {"rack": "lab-a", "os_tuning_data_disks": BROKER_DISKS}, "kf-s": {},
+         "kf-w": {"spark_node_shared_dir": "/nfs/spark"}},
+        {"kf-kafka1": ["all", "kafka_broker"], "kf-s": ["ungrouped", "spark_master"],
+         "kf-w": ["spark_worker"]},
     )
     assert hosts == [
         lab.LabHost("kf-kafka1", ("kafka_broker",), "lab-a", ("/dev/kfdata0", "/dev/kfdata1")),
-        lab.LabHost("kf-s", ("spark_master",), None, ()),
+        lab.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared"),
+        lab.LabHost("kf-w", ("spark_worker",), None, (), "/nfs/spark"),
     ]
+
+
+def test_only_spark_nodes_mount_the_shared_volume() -> None:
+    spark = lab.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared")
+    broker = lab.LabHost("kf-kafka1", ("kafka_broker",), "lab-a", ())
+    assert "kflab-shared:/srv/kafkaform/shared" in lab.host_run_args(spark, {}, "kflab", "img")
+    assert not any("shared" in a for a in lab.host_run_args(broker, {}, "kflab", "img"))
 
 
 @pytest.mark.parametrize(

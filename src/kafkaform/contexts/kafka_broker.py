@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.defaults import role_default
+from kafkaform.defaults import setting
 from kafkaform.template_filters import java_properties
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
@@ -109,11 +109,6 @@ REFUSED_KEYS = {
 _KEY = re.compile(r"^[a-z][a-z0-9._-]*$")
 
 
-def _setting(settings: Mapping[str, Any], key: str) -> Any:
-    value = settings.get(key)
-    return role_default(key) if value is None else value
-
-
 def _as_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -184,18 +179,18 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
 
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     """Every problem of the role's settings alone, as sentences (empty when they are valid)."""
-    problems = extra_properties_problems(_setting(settings, "kafka_broker_extra_properties"))
-    if int(_setting(settings, "kafka_broker_heap_mb")) < 128:
+    problems = extra_properties_problems(setting(settings, "kafka_broker_extra_properties"))
+    if int(setting(settings, "kafka_broker_heap_mb")) < 128:
         problems.append("kafka_broker_heap_mb below 128 MB cannot run a broker "
                         "(production: about 5 GB on a 64 GB host, JV-03)")
-    if int(_setting(settings, "kafka_broker_num_recovery_threads_per_data_dir")) < 2:
+    if int(setting(settings, "kafka_broker_num_recovery_threads_per_data_dir")) < 2:
         problems.append("kafka_broker_num_recovery_threads_per_data_dir must be above 1 (KB-07)")
     for name in ("kafka_broker_num_partitions", "kafka_broker_log_retention_ms",
                  "kafka_broker_log_segment_bytes", "kafka_broker_message_max_bytes"):
-        if int(_setting(settings, name)) < 1:
+        if int(setting(settings, name)) < 1:
             problems.append(f"{name} must be positive")
-    if str(_setting(settings, "kafka_broker_jmx_address")) not in ("127.0.0.1", "localhost") \
-            and not bool(_setting(settings, "kafka_broker_jmx_remote_allowed")):
+    if str(setting(settings, "kafka_broker_jmx_address")) not in ("127.0.0.1", "localhost") \
+            and not bool(setting(settings, "kafka_broker_jmx_remote_allowed")):
         problems.append("kafka_broker_jmx_address binds JMX beyond localhost; set "
                         "kafka_broker_jmx_remote_allowed: true to mean it")
     return problems
@@ -231,7 +226,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         raise ValueError("; ".join(problems))
 
     def get(name: str) -> Any:
-        return _setting(settings, f"kafka_broker_{name}")
+        return setting(settings, f"kafka_broker_{name}")
 
     conf_dir = str(get("conf_dir")).rstrip("/")
     log_dir = str(get("log_dir")).rstrip("/")
@@ -327,6 +322,6 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
             "main_class": MAIN_CLASS,
             "config": f"{conf_dir}/server.properties",
         },
-        "nofile_limit": max(100000, int(_setting(settings, "os_tuning_nofile_limit"))),
+        "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
         "read_write_paths": [*broker["log_dirs"], log_dir],
     }

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.defaults import role_default
+from kafkaform.defaults import setting
 from kafkaform.model import ZOOKEEPER_TXN_LOG
 from kafkaform.template_filters import java_properties
 
@@ -44,15 +44,10 @@ PURGE_CLASS = "org.apache.zookeeper.server.PurgeTxnLog"
 DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 
-def _setting(settings: Mapping[str, Any], key: str) -> Any:
-    value = settings.get(key)
-    return role_default(key) if value is None else value
-
-
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     """Every problem of the role's settings, as sentences (empty when they are valid)."""
     problems = []
-    extra = _setting(settings, "zookeeper_extra_settings")
+    extra = setting(settings, "zookeeper_extra_settings")
     if not isinstance(extra, Mapping):
         problems.append("zookeeper_extra_settings must be a mapping of zoo.cfg keys to values")
         extra = {}
@@ -67,22 +62,22 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
             problems.append(f"zookeeper_extra_settings: {key} must be a string, number or boolean")
         elif "\n" in str(value):
             problems.append(f"zookeeper_extra_settings: {key} may not span lines")
-    words = _setting(settings, "zookeeper_four_letter_words")
+    words = setting(settings, "zookeeper_four_letter_words")
     unknown = [w for w in words if w not in FOUR_LETTER_WORDS]
     if unknown or not words:
         problems.append(f"zookeeper_four_letter_words: {', '.join(unknown) or 'empty'}; allowed: "
                         f"{', '.join(FOUR_LETTER_WORDS)} (monitoring needs nothing else, ZK-13)")
     if "srvr" not in words:
         problems.append("zookeeper_four_letter_words must keep srvr: health checks use it (ZK-13)")
-    retain = int(_setting(settings, "zookeeper_purge_snap_retain_count"))
+    retain = int(setting(settings, "zookeeper_purge_snap_retain_count"))
     if retain < MIN_SNAP_RETAIN_COUNT:
         problems.append(f"zookeeper_purge_snap_retain_count is {retain}; ZooKeeper keeps at least "
                         f"{MIN_SNAP_RETAIN_COUNT} snapshots (ZK-08)")
-    method = _setting(settings, "zookeeper_purge_method")
+    method = setting(settings, "zookeeper_purge_method")
     if method not in PURGE_METHODS:
         problems.append(f"zookeeper_purge_method is {method!r}; "
                         f"choose {' or '.join(PURGE_METHODS)}")
-    if int(_setting(settings, "zookeeper_heap_mb")) < 64:
+    if int(setting(settings, "zookeeper_heap_mb")) < 64:
         problems.append("zookeeper_heap_mb below 64 MB cannot run ZooKeeper "
                         "(production: 3-5 GB, ZK-10)")
     return problems
@@ -115,7 +110,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         raise ValueError(f"{host} is not a member of the ZooKeeper ensemble (no zookeeper_id?)")
 
     def get(name: str) -> Any:
-        return _setting(settings, f"zookeeper_{name}")
+        return setting(settings, f"zookeeper_{name}")
 
     data_dir = str(get("data_dir")).rstrip("/")
     log_dir = str(get("log_dir")).rstrip("/")
@@ -183,6 +178,6 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
             "main_class": MAIN_CLASS,
             "config": f"{conf_dir}/zoo.cfg",
         },
-        "nofile_limit": int(_setting(settings, "os_tuning_nofile_limit")),
+        "nofile_limit": int(setting(settings, "os_tuning_nofile_limit")),
         "read_write_paths": read_write,
     }

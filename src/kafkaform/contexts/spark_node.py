@@ -1,0 +1,261 @@
+"""The per-host input of the Spark node templates, computed from the model and the role's settings.
+
+The Ansible role (through ``plugins/filter/spark_node.py``), pyinfra and the unit tests hand
+:func:`spark_node_context` the cluster model (``Cluster.to_dict()``), a host, the role's variables
+(``spark_node_*`` names, role defaults filling the gaps) and what the host offers (cores, memory),
+and give the result to every template of ``templates/spark_node/`` under the name ``spark_node``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kafkaform.catalog import SCALA_BINARY_VERSION
+from kafkaform.defaults import setting
+from kafkaform.template_filters import java_properties
+
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+HISTORY_CLASS = "org.apache.spark.deploy.history.HistoryServer"
+
+RECOVERY_MODES = ("FILESYSTEM", "NONE")
+
+#: Debian 12's OpenJDK 17 on amd64, used when ``spark_node_java_home`` is empty (the role passes the
+#: host's own architecture instead).
+DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+
+#: A worker never offers less than this to executors, whatever the host has.
+MIN_WORKER_MEMORY_MB = 1024
+
+#: spark-defaults.conf keys the role writes from its own variables: the extra settings may not
+#: set them, so one setting has one place.
+MANAGED_DEFAULTS = frozenset({
+    "spark.master", "spark.driver.extraClassPath", "spark.executor.extraClassPath",
+    "spark.pyspark.python", "spark.pyspark.driver.python", "spark.sql.session.timeZone",
+    "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions",
+    "spark.eventLog.enabled", "spark.eventLog.dir", "spark.history.fs.logDirectory",
+    "spark.history.ui.port", "spark.deploy.recoveryMode", "spark.deploy.recoveryDirectory",
+    "spark.master.rest.enabled", "spark.worker.cleanup.enabled",
+    "spark.worker.cleanup.appDataTtl", "spark.local.dir",
+})
+_KEY = re.compile(r"^spark\.[A-Za-z0-9._-]+$")
+
+
+def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+    """Every problem of the role's settings, as sentences (empty when they are valid)."""
+    problems = []
+    extra = setting(settings, "spark_node_defaults_extra")
+    if not isinstance(extra, Mapping):
+        problems.append("spark_node_defaults_extra must be a mapping of spark.* keys to values")
+        extra = {}
+    for key, value in extra.items():
+        key = str(key)
+        if not _KEY.match(key):
+            problems.append(f"spark_node_defaults_extra: {key!r} is not a spark.* property")
+        elif key in MANAGED_DEFAULTS:
+            problems.append(f"spark_node_defaults_extra: {key} is set by the role through its "
+                            "own variable (see roles/spark_node/defaults/main.yml)")
+        if isinstance(value, Mapping | list | tuple) or value is None or "\n" in str(value):
+            problems.append(f"spark_node_defaults_extra: {key} must be one line of text or a "
+                            "number")
+    mode = str(setting(settings, "spark_node_master_recovery_mode"))
+    if mode not in RECOVERY_MODES:
+        problems.append(f"spark_node_master_recovery_mode is {mode!r}; choose "
+                        f"{' or '.join(RECOVERY_MODES)}")
+    for name in ("worker_cores", "worker_memory_mb", "worker_reserved_memory_mb"):
+        if int(setting(settings, f"spark_node_{name}")) < 0:
+            problems.append(f"spark_node_{name} may not be negative (0 means derived from the "
+                            "host)")
+    memory = int(setting(settings, "spark_node_worker_memory_mb"))
+    if 0 < memory < MIN_WORKER_MEMORY_MB:
+        problems.append(f"spark_node_worker_memory_mb is {memory}; a worker needs at least "
+                        f"{MIN_WORKER_MEMORY_MB} MB for one executor")
+    if int(setting(settings, "spark_node_daemon_heap_mb")) < 128:
+        problems.append("spark_node_daemon_heap_mb below 128 MB cannot run a Spark daemon")
+    return problems
+
+
+def worker_resources(settings: Mapping[str, Any], host_cores: int,
+                     host_memory_mb: int) -> tuple[int, int]:
+    """Cores and memory (MB) a worker offers: the overrides, else derived from the host.
+
+    Memory is the host's less the reserve (OS page cache, the daemons), never below
+    :data:`MIN_WORKER_MEMORY_MB`; cores are all of the host's, never below 1.
+    """
+    cores = int(setting(settings, "spark_node_worker_cores")) or max(1, host_cores)
+    memory = int(setting(settings, "spark_node_worker_memory_mb"))
+    if not memory:
+        reserve = int(setting(settings, "spark_node_worker_reserved_memory_mb"))
+        memory = max(MIN_WORKER_MEMORY_MB, host_memory_mb - reserve)
+    return cores, memory
+
+
+def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
+                       resources: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``spark_node`` dict the templates of ``templates/spark_node/`` read, for one node.
+
+    + cluster: ``kafkaform.model.build(view).to_dict()``
+    + host: the node's inventory name (a member of spark_master, spark_worker or both)
+    + settings: the role's variables by full name; a missing one takes the role default
+    + resources: ``{"cores": int, "memory_mb": int}`` of the host (Ansible facts)
+
+    Raises ``ValueError`` on settings :func:`settings_problems` rejects or a host that is not a
+    Spark node: the role asserts both before it renders anything.
+    """
+    problems = settings_problems(settings)
+    if problems:
+        raise ValueError("; ".join(problems))
+    masters = {n["host"]: n for n in cluster["spark_masters"]}
+    workers = {n["host"]: n for n in cluster["spark_workers"]}
+    if host not in masters and host not in workers:
+        raise ValueError(f"{host} is in neither the spark_master nor the spark_worker group")
+    if not masters:
+        raise ValueError("the spark_master group is empty: workers need a master (SP-01)")
+
+    def get(name: str) -> Any:
+        return setting(settings, f"spark_node_{name}")
+
+    node = masters.get(host) or workers[host]
+    home = str(get("install_dir")).rstrip("/")
+    conf_dir = str(get("conf_dir")).rstrip("/")
+    home_dir = str(get("home_dir")).rstrip("/")
+    log_dir = str(get("log_dir")).rstrip("/")
+    python_env = str(get("python_env")).rstrip("/")
+    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
+    bind_address = str(get("bind_address") or node["address"])
+    master_port = int(get("master_port"))
+    cores, memory_mb = worker_resources(settings, int(resources.get("cores", 1)),
+                                        int(resources.get("memory_mb", 0)))
+    history = bool(get("history_server_enabled"))
+    event_log_dir = str(get("event_log_dir")).rstrip("/")
+    shared_dir = str(cluster["spark_shared_dir"]).rstrip("/")
+    connector_dir = f"{home}/connector"
+    work_dir = f"{home_dir}/work"
+    local_dir = f"{home_dir}/tmp"
+    recovery_dir = f"{home_dir}/recovery"
+    recovery_mode = str(get("master_recovery_mode"))
+    python = f"{python_env}/bin/python"
+
+    # spark-env.sh is read both by systemd (EnvironmentFile=) and by Spark's own scripts
+    # (load-spark-env.sh sources it under `set -a`): plain KEY="value" lines suit both.
+    environment = {
+        "JAVA_HOME": java_home,
+        "SPARK_HOME": home,
+        "SPARK_CONF_DIR": conf_dir,
+        # Spark's scripts export this; the worker's launcher needs it to build executor class paths.
+        "SPARK_SCALA_VERSION": SCALA_BINARY_VERSION,
+        "SPARK_LOG_DIR": log_dir,
+        # Bind to this address only; advertise the inventory name (else Spark advertises an IP).
+        "SPARK_LOCAL_IP": bind_address,
+        "SPARK_LOCAL_HOSTNAME": str(node["address"]),
+        "SPARK_LOCAL_DIRS": local_dir,
+        "SPARK_MASTER_HOST": bind_address if host in masters else "",
+        "SPARK_MASTER_PORT": str(master_port),
+        "SPARK_MASTER_WEBUI_PORT": str(int(get("master_webui_port"))),
+        "SPARK_WORKER_CORES": str(cores),
+        "SPARK_WORKER_MEMORY": f"{memory_mb}m",
+        "SPARK_WORKER_PORT": str(int(get("worker_port"))),
+        "SPARK_WORKER_WEBUI_PORT": str(int(get("worker_webui_port"))),
+        "SPARK_WORKER_DIR": work_dir,
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+    }
+    environment = {k: v for k, v in environment.items() if v != ""}
+
+    defaults: dict[str, Any] = {
+        "spark.master": cluster["spark_master_url"],
+        # The connector sits outside jars/ so the release stays as shipped; both class paths name
+        # it, so no application needs --packages (no Maven at run time). SP-02
+        "spark.driver.extraClassPath": f"{connector_dir}/*",
+        "spark.executor.extraClassPath": f"{connector_dir}/*",
+        "spark.pyspark.python": python,
+        "spark.pyspark.driver.python": python,
+        "spark.sql.session.timeZone": "UTC",  # SP-04: one time zone across the pipeline
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.deploy.recoveryMode": recovery_mode,
+        "spark.master.rest.enabled": "false",
+        "spark.worker.cleanup.enabled": "true",
+        "spark.worker.cleanup.appDataTtl": int(get("worker_cleanup_ttl_s")),
+        "spark.eventLog.enabled": "true" if history else "false",
+    }
+    if recovery_mode == "FILESYSTEM":
+        defaults["spark.deploy.recoveryDirectory"] = recovery_dir
+    if history:
+        defaults["spark.eventLog.dir"] = f"file://{event_log_dir}"
+        defaults["spark.history.fs.logDirectory"] = f"file://{event_log_dir}"
+        defaults["spark.history.ui.port"] = int(get("history_server_port"))
+    extra = {str(k): v for k, v in get("defaults_extra").items()}
+
+    heap = int(get("daemon_heap_mb"))
+    java_options = [
+        f"-Xms{heap}m", f"-Xmx{heap}m", "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true", "-Duser.timezone=UTC",
+        f"-Dlog4j.configurationFile=file:{conf_dir}/log4j2.properties",
+    ]
+    daemons = []
+    if host in masters:
+        daemons.append({
+            "name": "spark-master",
+            "description": "Apache Spark standalone master",
+            "main_class": MASTER_CLASS,
+            "arguments": [],
+            "read_write_paths": [home_dir, log_dir],
+        })
+        if history:
+            daemons.append({
+                "name": "spark-history",
+                "description": "Apache Spark history server",
+                "main_class": HISTORY_CLASS,
+                "arguments": [],
+                "read_write_paths": [home_dir, log_dir],
+            })
+    if host in workers:
+        daemons.append({
+            "name": "spark-worker",
+            "description": "Apache Spark standalone worker",
+            "main_class": WORKER_CLASS,
+            "arguments": [str(cluster["spark_master_url"])],
+            # Executors run as children of the worker, inside its unit: they need the work and
+            # scratch space and the shared directory applications write their output to.
+            "read_write_paths": [home_dir, log_dir, shared_dir],
+        })
+    master_webui = int(get("master_webui_port"))
+    return {
+        "host": host,
+        "is_master": host in masters,
+        "is_worker": host in workers,
+        "user": str(get("user")),
+        "group": str(get("group")),
+        "home": home,
+        "conf_dir": conf_dir,
+        "home_dir": home_dir,
+        "log_dir": log_dir,
+        "work_dir": work_dir,
+        "local_dir": local_dir,
+        "recovery_dir": recovery_dir if recovery_mode == "FILESYSTEM" else "",
+        "event_log_dir": event_log_dir if history else "",
+        "connector_dir": connector_dir,
+        "shared_dir": shared_dir,
+        "python_env": python_env,
+        "python": python,
+        "bind_address": bind_address,
+        "master_url": str(cluster["spark_master_url"]),
+        "master_webui_urls": [f"http://{m['address']}:{master_webui}"
+                              for m in cluster["spark_masters"]],
+        "worker_hosts": sorted(workers),
+        "worker_addresses": sorted(str(n["address"]) for n in workers.values()),
+        "worker_cores": cores,
+        "worker_memory_mb": memory_mb,
+        "environment": environment,
+        "defaults": java_properties(defaults),
+        "defaults_extra": java_properties(extra),
+        "java": {
+            "binary": f"{java_home}/bin/java",
+            "classpath": f"{conf_dir}/:{home}/jars/*",
+            "options": java_options,
+        },
+        "daemons": daemons,
+    }

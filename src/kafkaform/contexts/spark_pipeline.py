@@ -1,0 +1,118 @@
+"""The input of the pipeline templates: the streaming job's settings, unit and tool wrapper.
+
+The spark_pipeline role (through ``plugins/filter/spark_pipeline.py``), pyinfra and the unit tests
+hand :func:`spark_pipeline_context` the cluster model, the driver host and the role's variables
+(``spark_pipeline_*``, plus the ``spark_node_*`` paths the nodes were installed with) and give the
+result to every template of ``templates/spark_pipeline/`` under the name ``spark_pipeline``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kafkaform.defaults import setting
+
+STATES = ("started", "stopped")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_INTERVAL = re.compile(r"^\d+ (milliseconds?|seconds?|minutes?)$")
+
+#: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py``.
+MODULE_DIR = "kafkaform/pipeline"
+
+
+def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+    """Every problem of the pipeline's settings, as sentences (empty when they are valid)."""
+    problems = []
+    name = str(setting(settings, "spark_pipeline_name"))
+    if not _NAME.match(name):
+        problems.append(f"spark_pipeline_name {name!r}: use lower-case letters, digits and "
+                        "dashes (it names the application and its directory)")
+    topic = str(setting(settings, "spark_pipeline_topic"))
+    if not _TOPIC.match(topic) or topic.startswith("__"):
+        problems.append(f"spark_pipeline_topic {topic!r} is not a valid user topic name (TR-06)")
+    interval = str(setting(settings, "spark_pipeline_trigger_interval"))
+    if not _INTERVAL.match(interval):
+        problems.append(f"spark_pipeline_trigger_interval {interval!r}: write it like "
+                        "'2 seconds' or '500 milliseconds'")
+    state = str(setting(settings, "spark_pipeline_state"))
+    if state not in STATES:
+        problems.append(f"spark_pipeline_state is {state!r}; choose {' or '.join(STATES)}")
+    for key, low in (("max_offsets_per_trigger", 1), ("driver_memory_mb", 256),
+                     ("executor_memory_mb", 512), ("executor_cores", 1), ("cores_max", 0)):
+        value = int(setting(settings, f"spark_pipeline_{key}"))
+        if value < low:
+            problems.append(f"spark_pipeline_{key} is {value}; it must be at least {low}")
+    return problems
+
+
+def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
+                           settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
+
+    Raises ``ValueError`` on bad settings, on a host outside the spark_master group and on fewer
+    than two brokers (CL-08): the role asserts all three before it changes anything.
+    """
+    problems = settings_problems(settings)
+    masters = [n["host"] for n in cluster["spark_masters"]]
+    if host not in masters:
+        problems.append(f"{host} is not in the spark_master group: the driver runs on the master")
+    if len(cluster["brokers"]) < 2:
+        problems.append("the pipeline reads from at least two bootstrap brokers (CL-08); the "
+                        f"kafka_broker group has {len(cluster['brokers'])}")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+    def get(name: str) -> Any:
+        return setting(settings, name)
+
+    name = str(get("spark_pipeline_name"))
+    spark_home = str(get("spark_node_install_dir")).rstrip("/")
+    spark_conf = str(get("spark_node_conf_dir")).rstrip("/")
+    code_dir = str(get("spark_pipeline_code_dir")).rstrip("/")
+    conf_dir = str(get("spark_pipeline_conf_dir")).rstrip("/")
+    home_dir = str(get("spark_node_home_dir")).rstrip("/")
+    data_dir = f"{str(cluster['spark_shared_dir']).rstrip('/')}/{name}"
+    config_file = f"{conf_dir}/pipeline.properties"
+    cores_max = int(get("spark_pipeline_cores_max"))
+    submit = [
+        f"{spark_home}/bin/spark-submit",
+        "--name", f"kafkaform-pipeline-{name}",
+        "--deploy-mode", "client",  # standalone runs Python drivers in client mode only
+        "--driver-memory", f"{int(get('spark_pipeline_driver_memory_mb'))}m",
+        "--executor-memory", f"{int(get('spark_pipeline_executor_memory_mb'))}m",
+        "--conf", f"spark.executor.cores={int(get('spark_pipeline_executor_cores'))}",
+        *(["--conf", f"spark.cores.max={cores_max}"] if cores_max else []),
+        f"{code_dir}/{MODULE_DIR}/job.py", "--config", config_file,
+    ]
+    read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
+    return {
+        "name": name,
+        "application": f"kafkaform-pipeline-{name}",
+        "master_address": next(str(n["address"]) for n in cluster["spark_masters"]
+                               if n["host"] == host),
+        "unit": "kafkaform-pipeline",
+        "user": str(get("spark_node_user")),
+        "group": str(get("spark_node_group")),
+        "spark_home": spark_home,
+        "spark_conf_dir": spark_conf,
+        "home_dir": home_dir,
+        "code_dir": code_dir,
+        "module_dir": f"{code_dir}/{MODULE_DIR}",
+        "conf_dir": conf_dir,
+        "config_file": config_file,
+        "data_dir": data_dir,
+        "config": {
+            "name": name,
+            "topic": str(get("spark_pipeline_topic")),
+            "bootstrap_servers": str(cluster["bootstrap_servers"]),
+            "data_dir": data_dir,
+            "trigger_interval": str(get("spark_pipeline_trigger_interval")),
+            "max_offsets_per_trigger": int(get("spark_pipeline_max_offsets_per_trigger")),
+        },
+        "submit": submit,
+        "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
+        "read_write_paths": read_write,
+    }

@@ -1,0 +1,20 @@
+# Managed by kafkaform (templates/spark_node/spark-env.sh.j2); local changes are overwritten.
+# Read by systemd (EnvironmentFile= of the Spark units) and by Spark's own scripts (spark-submit
+# sources it with `set -a`), so it holds plain KEY="value" lines only: no shell code.
+JAVA_HOME="/usr/lib/jvm/java-17-openjdk-amd64"
+PYSPARK_DRIVER_PYTHON="/opt/kafkaform/spark-python/bin/python"
+PYSPARK_PYTHON="/opt/kafkaform/spark-python/bin/python"
+SPARK_CONF_DIR="/etc/spark"
+SPARK_HOME="/opt/kafkaform/spark"
+SPARK_LOCAL_DIRS="/var/lib/spark/tmp"
+SPARK_LOCAL_HOSTNAME="kf-spark-master"
+SPARK_LOCAL_IP="kf-spark-master"
+SPARK_LOG_DIR="/var/log/spark"
+SPARK_MASTER_HOST="kf-spark-master"
+SPARK_MASTER_PORT="7077"
+SPARK_MASTER_WEBUI_PORT="8080"
+SPARK_WORKER_CORES="2"
+SPARK_WORKER_DIR="/var/lib/spark/work"
+SPARK_WORKER_MEMORY="2048m"
+SPARK_WORKER_PORT="0"
+SPARK_WORKER_WEBUI_PORT="8081"

@@ -1,0 +1,125 @@
+"""Spark node and pipeline contexts, and the pipeline's Spark-free parts (settings, checkpoints)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkaform.contexts.spark_node import settings_problems, spark_node_context, worker_resources
+from kafkaform.contexts.spark_pipeline import spark_pipeline_context
+from kafkaform.model import InventoryView, build
+from kafkaform.pipeline import checkpoint
+from kafkaform.pipeline.config import PipelineConfig, parse_properties
+
+
+def cluster(brokers: int = 3, **spark_vars: Any) -> dict[str, Any]:
+    groups = {"zookeeper": ["zk1"], "kafka_broker": [f"k{i}" for i in range(1, brokers + 1)],
+              "spark_master": ["sm"], "spark_worker": ["sw1", "sw2"]}
+    hostvars: dict[str, dict[str, Any]] = {"zk1": {"zookeeper_id": 1}}
+    for i in range(1, brokers + 1):
+        hostvars[f"k{i}"] = {"kafka_broker_id": i}
+    for host in ("sm", "sw1", "sw2"):
+        hostvars[host] = dict(spark_vars)
+    return build(InventoryView(groups, hostvars)).to_dict()
+
+
+def test_worker_offers_the_host_less_the_reserve_unless_told() -> None:
+    assert worker_resources({}, host_cores=8, host_memory_mb=32768) == (8, 32768 - 2048)
+    assert worker_resources({}, host_cores=0, host_memory_mb=1500) == (1, 1024)  # floors
+    told = {"spark_node_worker_cores": 3, "spark_node_worker_memory_mb": 4096}
+    assert worker_resources(told, host_cores=8, host_memory_mb=32768) == (3, 4096)
+
+
+@pytest.mark.parametrize(("settings", "words"), [
+    ({"spark_node_defaults_extra": {"spark.master": "local"}}, "set by the role"),
+    ({"spark_node_defaults_extra": {"executor.memory": "1g"}}, "not a spark.* property"),
+    ({"spark_node_master_recovery_mode": "ZOOKEEPER"}, "choose FILESYSTEM or NONE"),
+    ({"spark_node_worker_memory_mb": 512}, "at least 1024 MB"),
+    ({"spark_node_worker_cores": -1}, "may not be negative"),
+])
+def test_bad_spark_settings_are_named(settings: dict[str, Any], words: str) -> None:
+    problems = settings_problems(settings)
+    assert len(problems) == 1 and words in problems[0]
+
+
+def test_master_and_worker_get_their_own_daemons_and_one_master_url() -> None:
+    model = cluster(spark_node_history_server_enabled=True)
+    settings = {"spark_node_history_server_enabled": True}
+    master = spark_node_context(model, "sm", settings, {"cores": 4, "memory_mb": 8192})
+    worker = spark_node_context(model, "sw1", settings, {"cores": 4, "memory_mb": 8192})
+    assert [d["name"] for d in master["daemons"]] == ["spark-master", "spark-history"]
+    assert [d["name"] for d in worker["daemons"]] == ["spark-worker"]
+    assert worker["daemons"][0]["arguments"] == ["spark://sm:7077"]
+    assert "/srv/kafkaform/shared" in worker["daemons"][0]["read_write_paths"]
+    assert worker["environment"]["SPARK_WORKER_MEMORY"] == "6144m"
+    assert worker["environment"]["SPARK_LOCAL_IP"] == "sw1"
+    assert "SPARK_MASTER_HOST" not in worker["environment"]
+    assert "spark.sql.session.timeZone=UTC" in master["defaults"]
+    assert "spark.master.rest.enabled=false" in master["defaults"]
+
+
+def test_a_host_outside_the_spark_groups_is_refused() -> None:
+    with pytest.raises(ValueError, match="neither the spark_master nor the spark_worker"):
+        spark_node_context(cluster(), "k1", {}, {"cores": 1, "memory_mb": 4096})
+
+
+def test_pipeline_reads_every_broker_and_writes_under_the_shared_dir() -> None:
+    context = spark_pipeline_context(cluster(spark_node_shared_dir="/nfs/spark"), "sm", {})
+    assert context["config"]["bootstrap_servers"] == "k1:9092,k2:9092,k3:9092"
+    assert context["data_dir"] == "/nfs/spark/events"
+    assert "--deploy-mode" in context["submit"] and "client" in context["submit"]
+    assert context["read_write_paths"][-1] == "/nfs/spark/events"
+
+
+def test_pipeline_refuses_one_broker_a_worker_host_and_bad_settings() -> None:
+    with pytest.raises(ValueError) as raised:
+        spark_pipeline_context(cluster(brokers=1), "sw1",
+                               {"spark_pipeline_trigger_interval": "soon",
+                                "spark_pipeline_topic": "__consumer_offsets"})
+    message = str(raised.value)
+    for words in ("at least two bootstrap brokers", "not in the spark_master group",
+                  "'2 seconds'", "not a valid user topic"):
+        assert words in message
+
+
+def test_pipeline_settings_round_trip_through_the_properties_file(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.properties"
+    path.write_text("# comment\nbootstrap_servers=a:9092,b:9092\ndata_dir=/d/\nname=events\n"
+                    "topic=kf.events\ntrigger_interval=2 seconds\nmax_offsets_per_trigger=10\n")
+    config = PipelineConfig.load(path)
+    assert config.events_dir == "/d/events" and config.checkpoint_dir("events") == \
+        "/d/checkpoints/events"
+    assert config.trigger_interval == "2 seconds"
+    with pytest.raises(ValueError, match="at least two brokers"):
+        PipelineConfig.from_mapping({**parse_properties(path.read_text()),
+                                     "bootstrap_servers": "a:9092"})
+
+
+def write_batch(directory: Path, batch: int, offsets: str, committed: bool) -> None:
+    (directory / "offsets").mkdir(parents=True, exist_ok=True)
+    (directory / "commits").mkdir(parents=True, exist_ok=True)
+    (directory / "offsets" / str(batch)).write_text(
+        'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1}\n' + offsets + "\n")
+    if committed:
+        (directory / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+
+
+def test_consumed_range_is_the_newest_committed_batch(tmp_path: Path) -> None:
+    events, quarantine = tmp_path / "events", tmp_path / "quarantine"
+    assert checkpoint.committed_end_offsets(events, "t") == {}
+    write_batch(events, 0, '{"t":{"0":5,"1":7}}', committed=True)
+    write_batch(events, 1, '{"t":{"0":9,"1":9}}', committed=False)  # planned, not committed
+    write_batch(quarantine, 0, '{"t":{"0":4,"1":8}}', committed=True)
+    ends = [checkpoint.committed_end_offsets(d, "t") for d in (events, quarantine)]
+    assert ends == [{0: 5, 1: 7}, {0: 4, 1: 8}]
+    assert checkpoint.common_range(ends) == {0: 4, 1: 7}
+    assert not checkpoint.caught_up({0: 4, 1: 7}, {0: 5, 1: 7})
+    assert checkpoint.caught_up({0: 5, 1: 7}, {0: 5, 1: 7})
+
+
+def test_an_offset_log_without_the_topic_is_an_error(tmp_path: Path) -> None:
+    write_batch(tmp_path, 0, '{"other":{"0":1}}', committed=True)
+    with pytest.raises(ValueError, match="no offsets for topic t"):
+        checkpoint.committed_end_offsets(tmp_path, "t")
