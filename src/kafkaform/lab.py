@@ -548,6 +548,17 @@ def container_address(info: Mapping[str, Any], network: str) -> str:
     return str((networks.get(network) or {}).get("IPAddress") or "-")
 
 
+#: The services kafkaform runs, as systemd unit name patterns.
+SERVICE_PATTERNS = ("zookeeper*", "kafka*", "spark-*", "kafkaform-*")
+
+
+def running_services(name: str) -> list[str]:
+    """kafkaform's services running in a lab container (timers and one-shot units left out)."""
+    output = podman("exec", name, "systemctl", "list-units", "--type=service", "--state=running",
+                    "--no-legend", "--plain", *SERVICE_PATTERNS, check=False)
+    return [line.split()[0].removesuffix(".service") for line in output.splitlines() if line]
+
+
 def status_rows(hosts: Sequence[LabHost], network: str, mirror: str) -> list[list[str]]:
     """One row per lab container: name, groups, rack, address, state."""
     rows = []
@@ -560,13 +571,15 @@ def status_rows(hosts: Sequence[LabHost], network: str, mirror: str) -> list[lis
             else ("stopped" if info else "absent")
         )
         address = container_address(info, network) if info else "-"
-        rows.append([host.name, ",".join(host.groups), host.rack or "-", address, state])
+        services = ",".join(running_services(host.name)) if running else "-"
+        rows.append([host.name, ",".join(host.groups), host.rack or "-", address, state,
+                     services or "-"])
     if mirror:
         info = inspect_container(mirror)
         running = bool(info and info.get("State", {}).get("Running"))
         state = f"up, http :{MIRROR_PORT}" if running else ("stopped" if info else "absent")
         address = container_address(info, network) if info else "-"
-        rows.append([mirror, "(artifact mirror)", "-", address, state])
+        rows.append([mirror, "(artifact mirror)", "-", address, state, "http.server"])
     return rows
 
 
@@ -585,13 +598,19 @@ def lab_status(args: argparse.Namespace) -> int:
     hosts = load_inventory(Path(args.inventory))
     rows = status_rows(hosts, args.network, args.mirror)
     warn_sysctl_drift(load_state(cache_root(), args.network))
-    print(format_table(["CONTAINER", "GROUPS", "RACK", "ADDRESS", "STATE"], rows))
+    print(format_table(["CONTAINER", "GROUPS", "RACK", "ADDRESS", "STATE", "SERVICES"], rows))
     print(
         f"\nnetwork {args.network}; cache {cache_root()}\n"
         f"  shell:   podman exec -it {hosts[0].name} bash\n"
         f"  ansible: ansible -i {args.inventory} all -m ansible.builtin.ping\n"
         f"  logs:    podman exec {hosts[0].name} journalctl -b --no-pager"
     )
+    masters = [r for r, h in zip(rows, hosts, strict=False) if SPARK_MASTER in h.groups]
+    if masters:
+        name, address = masters[0][0], masters[0][3]
+        print(f"  spark:   master UI http://{address}:8080, history server http://{address}:18080\n"
+              f"  events:  podman exec {name} kafkaform-pipeline generate --count 1000\n"
+              f"  audit:   podman exec {name} kafkaform-pipeline audit --wait 120")
     # A drifted kernel setting is warned about above, with the commands that restore it; the
     # lab itself is fine, so only hosts that are not up make the status fail.
     return 0 if all(r[4].startswith("up") for r in rows) else 1
