@@ -12,15 +12,24 @@ by the host's name, else only the roles' defaults apply.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
+import testinfra
 import testinfra.host
 
+from kafkaform import model
 from kafkaform.defaults import role_default
 from kafkaform.model import InventoryView
+
+PODMAN_CONNECTIONS = {"podman", "containers.podman.podman"}
 
 
 @cache
@@ -77,3 +86,77 @@ def container(host: testinfra.host.Host) -> str | None:
     if host.file("/run/.containerenv").exists or host.file("/.dockerenv").exists:
         return "container"
     return None
+
+
+# --- cluster-wide checks: the model over the whole inventory, one testinfra host per node ------
+
+
+@dataclass(frozen=True)
+class Inventory:
+    path: str | None  # --ansible-inventory, else $KAFKAFORM_INVENTORY, else Ansible's own
+    hostvars: Mapping[str, Mapping[str, Any]]
+    cluster: dict[str, Any]  # kafkaform.model.build(...).to_dict()
+
+
+@dataclass(frozen=True)
+class Node:
+    """One model entry (an ensemble member, a broker, a Spark node) and how to reach its host."""
+
+    name: str
+    entry: Mapping[str, Any]
+    variables: Mapping[str, Any]  # its inventory variables
+    host: testinfra.host.Host
+
+
+def _group_members(data: Mapping[str, Any], group: str) -> list[str]:
+    entry = data.get(group, {})
+    hosts = list(entry.get("hosts", []))
+    for child in entry.get("children", []):
+        hosts += [h for h in _group_members(data, child) if h not in hosts]
+    return hosts
+
+
+@pytest.fixture(scope="session")
+def inventory(request: pytest.FixtureRequest) -> Inventory:
+    path = (request.config.getoption("ansible_inventory", None)
+            or os.environ.get("KAFKAFORM_INVENTORY") or None)
+    tool = Path(sys.executable).with_name("ansible-inventory")
+    argv = [str(tool) if tool.exists() else "ansible-inventory", "--list"]
+    if path:
+        argv += ["-i", path]
+    data = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    groups = {g: _group_members(data, g) for g in model.GROUPS}
+    cluster = model.build(InventoryView(groups=groups, hostvars=hostvars)).to_dict()
+    return Inventory(path, hostvars, cluster)
+
+
+@pytest.fixture(scope="session")
+def nodes(request: pytest.FixtureRequest,
+          inventory: Inventory) -> Callable[[str, str], list[Node]]:
+    """``nodes(model_key, what)``: the hosts of one model list (``ensemble``, ``brokers``,
+    ``spark_masters``...), reached with ``--hosts`` when given (matched by inventory name or
+    address), else through the inventory's own connection (``podman://`` for podman hosts,
+    ``ansible://`` otherwise). Skips when the inventory has none."""
+    specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
+
+    def select(key: str, what: str) -> list[Node]:
+        entries = inventory.cluster[key]
+        if not entries:
+            pytest.skip(f"the inventory has no {what}")
+        found = []
+        for entry in entries:
+            name, address = entry["host"], entry["address"]
+            variables = inventory.hostvars.get(name, {})
+            spec = next((s for s in specs
+                         if s.split("://")[-1].split("@")[-1] in (name, address)), None)
+            if spec is None and specs:
+                pytest.fail(f"--hosts has no entry for {name} ({address}) of the {what}")
+            if spec is None and variables.get("ansible_connection") in PODMAN_CONNECTIONS:
+                spec = f"podman://{variables.get('ansible_host', name)}"
+            host = (testinfra.get_host(f"ansible://{name}", ansible_inventory=inventory.path)
+                    if spec is None else testinfra.get_host(spec))
+            found.append(Node(name, entry, variables, host))
+        return found
+
+    return select

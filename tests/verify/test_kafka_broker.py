@@ -16,21 +16,15 @@ from __future__ import annotations
 import json
 import shlex
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import testinfra
 import testinfra.host
-from test_zookeeper import (  # tests/verify is on sys.path (no __init__.py)
-    PODMAN_CONNECTIONS,
-    _group_members,
-    _inventory_path,
-    _load_inventory,
-)
 
-from kafkaform import model
+from conftest import Inventory, Node  # tests/verify is on sys.path (no __init__.py)
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 
 ADMIN = "/usr/local/sbin/kafkaform-kafka"
@@ -60,31 +54,9 @@ class Broker:
 
 
 @pytest.fixture(scope="module")
-def brokers(request: pytest.FixtureRequest) -> list[Broker]:
-    inventory = _inventory_path(request.config)
-    data = _load_inventory(inventory)
-    hostvars = data.get("_meta", {}).get("hostvars", {})
-    groups = {g: _group_members(data, g) for g in model.GROUPS}
-    cluster = model.build(model.InventoryView(groups=groups, hostvars=hostvars)).to_dict()
-    if not cluster["brokers"]:
-        pytest.skip("the inventory has no Kafka brokers")
-    specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
-    found = []
-    for entry in cluster["brokers"]:
-        name, address = entry["host"], entry["address"]
-        variables = hostvars.get(name, {})
-        spec = next((s for s in specs if s.split("://")[-1].split("@")[-1] in (name, address)),
-                    None)
-        if spec is None and specs:
-            pytest.fail(f"--hosts has no entry for broker {name} ({address})")
-        if spec is None and variables.get("ansible_connection") in PODMAN_CONNECTIONS:
-            spec = f"podman://{variables.get('ansible_host', name)}"
-        if spec is None:
-            host = testinfra.get_host(f"ansible://{name}", ansible_inventory=inventory)
-        else:
-            host = testinfra.get_host(spec)
-        found.append(Broker(name, host, kafka_broker_context(cluster, name, variables)))
-    return found
+def brokers(nodes: Callable[[str, str], list[Node]], inventory: Inventory) -> list[Broker]:
+    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables))
+            for n in nodes("brokers", "Kafka brokers")]
 
 
 @pytest.fixture(scope="module")

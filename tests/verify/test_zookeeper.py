@@ -12,25 +12,18 @@ name or address), else through the inventory's own connection (``podman://`` for
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import subprocess
-import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-import testinfra
 import testinfra.host
 
-from kafkaform import model
+from conftest import Inventory, Node  # tests/verify is on sys.path (no __init__.py)
 from kafkaform.contexts.zookeeper import zookeeper_context
 
-PODMAN_CONNECTIONS = {"podman", "containers.podman.podman"}
 SERVING = ("leader", "follower")
 
 # One four-letter word over the client port, from the member itself (python3 is on every host
@@ -76,56 +69,10 @@ class Member:
         return self.host.run(shlex.join(argv) + " 2>&1")
 
 
-def _inventory_path(config: pytest.Config) -> str | None:
-    return (config.getoption("ansible_inventory", None)
-            or os.environ.get("KAFKAFORM_INVENTORY") or None)
-
-
-def _load_inventory(inventory: str | None) -> dict[str, Any]:
-    tool = Path(sys.executable).with_name("ansible-inventory")
-    argv = [str(tool) if tool.exists() else "ansible-inventory", "--list"]
-    if inventory:
-        argv += ["-i", inventory]
-    result = subprocess.run(argv, capture_output=True, text=True, check=True)
-    data: dict[str, Any] = json.loads(result.stdout)
-    return data
-
-
-def _group_members(data: Mapping[str, Any], group: str) -> list[str]:
-    entry = data.get(group, {})
-    hosts = list(entry.get("hosts", []))
-    for child in entry.get("children", []):
-        hosts += [h for h in _group_members(data, child) if h not in hosts]
-    return hosts
-
-
 @pytest.fixture(scope="module")
-def ensemble(request: pytest.FixtureRequest) -> list[Member]:
-    inventory = _inventory_path(request.config)
-    data = _load_inventory(inventory)
-    hostvars = data.get("_meta", {}).get("hostvars", {})
-    groups = {g: _group_members(data, g) for g in model.GROUPS}
-    cluster = model.build(model.InventoryView(groups=groups, hostvars=hostvars)).to_dict()
-    if not cluster["ensemble"]:
-        pytest.skip("the inventory has no ZooKeeper members")
-    specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
-    members = []
-    for entry in cluster["ensemble"]:
-        name, address = entry["host"], entry["address"]
-        variables = hostvars.get(name, {})
-        spec = next((s for s in specs if s.split("://")[-1].split("@")[-1] in (name, address)),
-                    None)
-        if spec is None and specs:
-            pytest.fail(f"--hosts has no entry for ZooKeeper member {name} ({address})")
-        if spec is None and variables.get("ansible_connection") in PODMAN_CONNECTIONS:
-            spec = f"podman://{variables.get('ansible_host', name)}"
-        if spec is None:
-            spec = f"ansible://{name}"
-            host = testinfra.get_host(spec, ansible_inventory=inventory)
-        else:
-            host = testinfra.get_host(spec)
-        members.append(Member(name, host, zookeeper_context(cluster, name, variables)))
-    return members
+def ensemble(nodes: Callable[[str, str], list[Node]], inventory: Inventory) -> list[Member]:
+    return [Member(n.name, n.host, zookeeper_context(inventory.cluster, n.name, n.variables))
+            for n in nodes("ensemble", "ZooKeeper ensemble")]
 
 
 def test_services_run_as_zookeeper_user(ensemble: list[Member]) -> None:

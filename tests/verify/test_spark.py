@@ -1,0 +1,159 @@
+"""Spark node and pipeline checks: a working cluster running the pipeline exactly once (issue 6).
+
+    pytest tests/verify/test_spark.py --ansible-inventory=inventory/lab
+    pytest tests/verify/test_spark.py --ansible-inventory=inv --hosts=ssh://sm,ssh://sw1
+
+Nodes, paths, ports and the pipeline's name come from the kafkaform model over the inventory, never
+from constants here. The end-to-end test produces 500 events into the pipeline's topic (bounded,
+acks=all) and runs the audit, which covers everything the pipeline has consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import testinfra.host
+
+from conftest import Inventory, Node  # tests/verify is on sys.path (no __init__.py)
+from kafkaform.contexts.spark_node import spark_node_context
+from kafkaform.contexts.spark_pipeline import spark_pipeline_context
+
+TOOL = "/usr/local/bin/kafkaform-pipeline"
+
+
+@dataclass(frozen=True)
+class SparkNode:
+    name: str
+    host: testinfra.host.Host
+    expected: Mapping[str, Any]  # the spark_node role's template context for this node
+
+    def master_state(self) -> dict[str, Any]:
+        url = f"{self.expected['master_webui_urls'][0]}/json/"
+        state: dict[str, Any] = json.loads(self.host.check_output("curl -sf %s", url))
+        return state
+
+
+def resources(host: testinfra.host.Host) -> dict[str, int]:
+    """What the role's facts would say: cores and memory of the host."""
+    memory_kb = int(host.check_output("awk '/^MemTotal:/ {print $2}' /proc/meminfo"))
+    return {"cores": int(host.check_output("nproc")), "memory_mb": memory_kb // 1024}
+
+
+@pytest.fixture(scope="module")
+def spark_nodes(nodes: Callable[[str, str], list[Node]],
+                inventory: Inventory) -> list[SparkNode]:
+    found: dict[str, Node] = {}
+    for node in nodes("spark_masters", "Spark master") + nodes("spark_workers", "Spark workers"):
+        found.setdefault(node.name, node)
+    return [SparkNode(n.name, n.host, spark_node_context(inventory.cluster, n.name, n.variables,
+                                                         resources(n.host)))
+            for n in found.values()]
+
+
+@pytest.fixture(scope="module")
+def master(spark_nodes: list[SparkNode]) -> SparkNode:
+    return next(n for n in spark_nodes if n.expected["is_master"])
+
+
+@pytest.fixture(scope="module")
+def pipeline(master: SparkNode, inventory: Inventory) -> Mapping[str, Any]:
+    variables = inventory.hostvars.get(master.name, {})
+    return spark_pipeline_context(inventory.cluster, master.name, variables)
+
+
+def test_daemons_run_their_main_class_as_the_spark_user(spark_nodes: list[SparkNode]) -> None:
+    for node in spark_nodes:
+        for daemon in node.expected["daemons"]:
+            service = node.host.service(daemon["name"])
+            assert service.is_running and service.is_enabled, f"{node.name}: {daemon['name']}"
+            pid = node.host.check_output("systemctl show --property=MainPID --value %s",
+                                         daemon["name"])
+            owner = node.host.check_output("ps -o user= -p %s", pid)
+            command = node.host.check_output("tr '\\0' ' ' < /proc/%s/cmdline", pid)
+            assert owner == node.expected["user"], f"{node.name}: {daemon['name']} runs as {owner}"
+            assert daemon["main_class"] in command and "spark-daemon.sh" not in command
+
+
+def test_master_lists_every_worker_alive_with_what_it_offers(master: SparkNode,
+                                                              spark_nodes: list[SparkNode]) -> None:
+    state = master.master_state()
+    assert state["status"] == "ALIVE"
+    alive = {w["host"]: w for w in state["workers"] if w["state"] == "ALIVE"}
+    for node in (n for n in spark_nodes if n.expected["is_worker"]):
+        address = node.expected["environment"]["SPARK_LOCAL_HOSTNAME"]
+        assert address in alive, f"{node.name} is not ALIVE on the master: {state['workers']}"
+        assert alive[address]["cores"] == node.expected["worker_cores"]
+        assert alive[address]["memory"] == node.expected["worker_memory_mb"]
+
+
+def test_ports_listen_on_the_node_address_only(spark_nodes: list[SparkNode]) -> None:
+    for node in spark_nodes:
+        listening = node.host.check_output("ss -Hltn | awk '{print $4}'").split()
+        everywhere = [a for a in listening if a.split(":")[0] in ("0.0.0.0", "*", "[::]")]
+        assert everywhere == [], f"{node.name} listens on every interface: {everywhere}"
+        assert not any(a.endswith(":6066") for a in listening), "REST submission is enabled"
+
+
+def test_configuration_is_readable_by_the_spark_group_only(spark_nodes: list[SparkNode]) -> None:
+    for node in spark_nodes:
+        conf = node.expected["conf_dir"]
+        for name in ("spark-env.sh", "spark-defaults.conf", "log4j2.properties"):
+            file = node.host.file(f"{conf}/{name}")
+            assert (file.user, file.group, file.mode) == ("root", node.expected["group"], 0o640)
+        unit = node.host.file("/etc/systemd/system/spark-master.service"
+                              if node.expected["is_master"]
+                              else "/etc/systemd/system/spark-worker.service")
+        assert "ProtectSystem=strict" in unit.content_string
+        assert "NoNewPrivileges=yes" in unit.content_string
+
+
+def test_python_environment_has_the_release_pyspark(spark_nodes: list[SparkNode]) -> None:
+    for node in spark_nodes:
+        python = node.expected["python"]
+        version = node.host.check_output("%s -c 'import pyspark; print(pyspark.__version__)'",
+                                         python)
+        release = node.host.file(f"{node.expected['conf_dir']}/release").content_string.split()
+        assert version == release[-1], f"{node.name}: pyspark {version}, release {release}"
+        for jar in ("spark-sql-kafka-0-10", "kafka-clients", "commons-pool2"):
+            found = node.host.run("ls %s", node.expected["connector_dir"]).stdout
+            assert jar in found, f"{node.name}: no {jar} jar in {node.expected['connector_dir']}"
+
+
+def test_pipeline_runs_on_the_master_as_spark(master: SparkNode,
+                                              pipeline: Mapping[str, Any]) -> None:
+    apps = master.master_state()["activeapps"]
+    running = [a for a in apps if a["name"] == pipeline["application"]]
+    assert [a["state"] for a in running] == ["RUNNING"], apps
+    service = master.host.service(pipeline["unit"])
+    assert service.is_running and service.is_enabled
+    pid = master.host.check_output("systemctl show --property=MainPID --value %s",
+                                   pipeline["unit"])
+    assert master.host.check_output("ps -o user= -p %s", pid) == pipeline["user"]
+
+
+def test_history_server_shows_the_pipeline(master: SparkNode,
+                                           pipeline: Mapping[str, Any]) -> None:
+    if not master.expected["event_log_dir"]:
+        pytest.skip("the history server is off (spark_node_history_server_enabled)")
+    port = next(line.split("=")[1] for line in master.expected["defaults"].splitlines()
+                if line.startswith("spark.history.ui.port="))
+    url = f"http://{master.expected['bind_address']}:{port}/api/v1/applications"
+    apps = json.loads(master.host.check_output("curl -sf %s", url))
+    assert pipeline["application"] in {a["name"] for a in apps}
+
+
+def test_produced_events_land_exactly_once(master: SparkNode) -> None:
+    produced = master.host.run(shlex.join([TOOL, "generate", "--count", "500", "--rate", "500",
+                                           "--json"]) + " 2>/dev/null")
+    assert produced.rc == 0, produced.stdout + produced.stderr
+    audit = master.host.run(shlex.join([TOOL, "audit", "--wait", "180", "--json"])
+                            + " 2>/dev/null")
+    result = json.loads(audit.stdout.strip().splitlines()[-1])
+    assert audit.rc == 0 and result["exactly_once"], result
+    assert result["expected"] >= 500
+    assert result["missing"] == result["duplicated"] == result["unexpected"] == 0
