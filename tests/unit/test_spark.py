@@ -123,3 +123,22 @@ def test_an_offset_log_without_the_topic_is_an_error(tmp_path: Path) -> None:
     write_batch(tmp_path, 0, '{"other":{"0":1}}', committed=True)
     with pytest.raises(ValueError, match="no offsets for topic t"):
         checkpoint.committed_end_offsets(tmp_path, "t")
+
+
+def test_available_now_summary_spans_every_query_batch() -> None:
+    from kafkaform.pipeline.job import progress_summary
+
+    progress = [
+        {"name": "events", "timestamp": "2026-11-21T10:00:00.000Z", "numInputRows": 600,
+         "durationMs": {"triggerExecution": 2000}},
+        {"name": "quarantine", "timestamp": "2026-11-21T10:00:00.500Z", "numInputRows": 1000,
+         "durationMs": {"triggerExecution": 1000}},
+        {"name": "events", "timestamp": "2026-11-21T10:00:02.000Z", "numInputRows": 400,
+         "durationMs": {"triggerExecution": 1500}},
+        {"name": "events", "timestamp": "2026-11-21T10:00:04.000Z", "numInputRows": 0,
+         "durationMs": {"triggerExecution": 10}},  # an empty batch does not count
+    ]
+    summary = progress_summary(progress)
+    assert summary["records"] == 1000 and summary["batches"] == 3
+    assert summary["seconds"] == 3.5
+    assert progress_summary([])["records"] == 0

@@ -16,6 +16,7 @@ quarantine, and the audit checks exactly that.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -78,8 +79,12 @@ def quarantine(classified: Any) -> Any:
     )
 
 
-def start(spark: Any, config: PipelineConfig) -> list[Any]:
-    """Start both queries; each writes Parquet with its own checkpoint."""
+def start(spark: Any, config: PipelineConfig, available_now: bool = False) -> list[Any]:
+    """Start both queries; each writes Parquet with its own checkpoint.
+
+    ``available_now`` processes what the topic holds when the queries start, in batches of at
+    most ``max_offsets_per_trigger``, and then stops them (a backfill, or a benchmark run).
+    """
     classified = classify(kafka_source(spark, config))
     outputs: tuple[tuple[str, Any, str, list[str]], ...] = (
         ("events", events(classified), config.events_dir, ["event_date"]),
@@ -90,24 +95,54 @@ def start(spark: Any, config: PipelineConfig) -> list[Any]:
         writer = (
             frame.writeStream.queryName(name).format("parquet").outputMode("append")
             .option("path", path).option("checkpointLocation", config.checkpoint_dir(name))
-            .trigger(processingTime=config.trigger_interval)
         )
+        writer = (writer.trigger(availableNow=True) if available_now
+                  else writer.trigger(processingTime=config.trigger_interval))
         if partitions:
             writer = writer.partitionBy(*partitions)
         queries.append(writer.start())
     return queries
 
 
+def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
+    """Records read and wall time over the micro-batches of all queries (``recentProgress``)."""
+    from datetime import datetime
+
+    def instant(text: str) -> float:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+    batches = [p for p in progress if p.get("numInputRows", 0) > 0]
+    if not batches:
+        return {"batches": 0, "records": 0, "seconds": 0.0}
+    starts = [instant(p["timestamp"]) for p in batches]
+    ends = [instant(p["timestamp"]) + p["durationMs"]["triggerExecution"] / 1000 for p in batches]
+    by_query: dict[str, int] = {}
+    for p in batches:
+        by_query[p["name"]] = by_query.get(p["name"], 0) + int(p["numInputRows"])
+    return {"batches": len(batches), "records": max(by_query.values()),
+            "records_by_query": by_query, "seconds": round(max(ends) - min(starts), 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="the role's pipeline.properties")
+    parser.add_argument("--available-now", action="store_true",
+                        help="process what the topic holds, print a JSON summary, and stop")
     args = parser.parse_args(argv)
     config = PipelineConfig.load(args.config)
 
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName(f"kafkaform-pipeline-{config.name}").getOrCreate()
-    start(spark, config)
+    queries = start(spark, config, available_now=args.available_now)
+    if args.available_now:
+        for query in queries:
+            query.awaitTermination()
+        progress = [json.loads(p.json) if hasattr(p, "json") else dict(p)
+                    for q in queries for p in q.recentProgress]
+        print(json.dumps(progress_summary(progress)), flush=True)
+        spark.stop()
+        return 0
     # Either query failing ends the application with an error; systemd starts it again and both
     # resume from their checkpoints.
     spark.streams.awaitAnyTermination()

@@ -1,0 +1,162 @@
+"""Pipeline throughput against Kafka's own consumer, and end-to-end latency, on a podman inventory.
+
+    .venv/bin/python benchmarks/pipeline.py -i inventory/lab [--records N] [--latency-events N]
+
+Throughput: a fresh topic (as many partitions as the pipeline's) is filled with ``--records`` events
+by the pipeline's generator; Kafka's ConsumerPerformance reads them all on a broker host; then the
+pipeline job itself, submitted to the standalone master with ``--available-now`` and a scratch
+directory, reads, parses and lands them as Parquet (both queries). The lab's pipeline service is
+stopped meanwhile (it would hold the workers' cores) and started again afterwards. Printed: each
+rate in records/s and pipeline / ConsumerPerformance as a ratio.
+
+Latency: with the service running, ``--latency-events`` events at ``--latency-rate``/s into the
+pipeline's topic; for each, Kafka's append time to the moment its Parquet file was written (the
+file's modification time); p50 and p99 in milliseconds.
+
+Bounded: fixed record counts, every wait has a timeout; the scratch topic and directory are deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import time
+import uuid
+from typing import Any
+
+TOOL = "/usr/local/bin/kafkaform-pipeline"
+CONFIG = "/etc/kafkaform-pipeline/pipeline.properties"
+SPARK_SUBMIT = "/opt/kafkaform/spark/bin/spark-submit"
+JOB = "/opt/kafkaform/pipeline/kafkaform/pipeline/job.py"
+KAFKA_JAVA = ("/usr/lib/jvm/java-17-openjdk-amd64/bin/java -Xmx256m -XX:+UseSerialGC "
+              "-cp '/opt/kafkaform/kafka/libs/*'")
+
+
+def sh(container: str, command: str, timeout: float = 900) -> str:
+    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
+                            capture_output=True, text=True, timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{container}: {command}\n{result.stdout[-2000:]}"
+                           f"{result.stderr[-3000:]}")
+    return result.stdout
+
+
+def last_json(output: str) -> Any:
+    return json.loads([line for line in output.splitlines() if line.startswith("{")][-1])
+
+
+def groups(inventory: str) -> dict[str, list[str]]:
+    data = json.loads(subprocess.run(["ansible-inventory", "-i", inventory, "--list"],
+                                     capture_output=True, text=True, check=True).stdout)
+    return {g: data.get(g, {}).get("hosts", []) for g in ("kafka_broker", "spark_master")}
+
+
+def settings(master: str) -> dict[str, str]:
+    lines = sh(master, f"cat {CONFIG}").splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+
+
+def partitions(broker: str, boot: str, topic: str) -> int:
+    out = sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
+                     f"--describe --topic {topic} 2>/dev/null")
+    return int(re.search(r"PartitionCount:\s*(\d+)", out).group(1))  # type: ignore[union-attr]
+
+
+def consumer_performance(broker: str, boot: str, topic: str, records: int) -> float:
+    out = sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.ConsumerPerformance "
+                     f"--bootstrap-server {boot} --topic {topic} --messages {records} "
+                     "--timeout 60000 2>/dev/null")
+    header, row = [line for line in out.splitlines() if line.strip()][-2:]
+    values = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in row.split(",")],
+                      strict=True))
+    consumed = int(values["data.consumed.in.nMsg"])
+    if consumed < records:
+        raise RuntimeError(f"ConsumerPerformance read {consumed} of {records} records")
+    return float(values["nMsg.sec"])
+
+
+def throughput(master: str, broker: str, config: dict[str, str], records: int) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]
+    topic, scratch = f"kf.bench-{run}", f"{config['data_dir'].rsplit('/', 1)[0]}/bench-{run}"
+    boot = config["bootstrap_servers"]
+    count = partitions(broker, boot, config["topic"])
+    sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
+               f"--create --topic {topic} --partitions {count} --replication-factor 2 2>/dev/null")
+    bench = {**config, "topic": topic, "data_dir": scratch, "name": f"bench-{run}"}
+    body = "\\n".join(f"{k}={v}" for k, v in sorted(bench.items()))
+    sh(master, f"printf '{body}\\n' > /tmp/bench-{run}.properties && "
+               f"chmod 644 /tmp/bench-{run}.properties")
+    try:
+        print(f"filling {topic} ({count} partitions) with {records} events ...", flush=True)
+        sh(master, f"{TOOL} generate --config /tmp/bench-{run}.properties --count {records} "
+                   "--rate 100000 2>/dev/null")
+        consumer = [consumer_performance(broker, boot, topic, records) for _ in range(2)]
+        print(f"ConsumerPerformance: {consumer} records/s", flush=True)
+        sh(master, "systemctl stop kafkaform-pipeline")
+        submit = (f"cd /var/lib/spark && runuser -u spark -- env SPARK_CONF_DIR=/etc/spark "
+                  f"PYTHONPATH=/opt/kafkaform/pipeline {SPARK_SUBMIT} --name kafkaform-bench "
+                  "--executor-memory 1024m --conf spark.executor.cores=1 "
+                  f"{JOB} --config /tmp/bench-{run}.properties --available-now 2>/dev/null")
+        started = time.monotonic()
+        summary = last_json(sh(master, submit))
+        wall = time.monotonic() - started
+    finally:
+        sh(master, "systemctl start kafkaform-pipeline")
+        sh(master, f"rm -rf {scratch} /tmp/bench-{run}.properties")
+        sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
+                   f"--delete --topic {topic} 2>/dev/null")
+    if summary["records"] != records:
+        raise RuntimeError(f"the pipeline read {summary['records']} of {records} records")
+    pipeline = records / summary["seconds"]
+    best = max(consumer)
+    return {"records": records, "partitions": count, "consumer_records_per_s": round(best),
+            "pipeline_records_per_s": round(pipeline), "ratio": round(pipeline / best, 3),
+            "pipeline_batches": summary["batches"], "pipeline_batch_seconds": summary["seconds"],
+            "pipeline_wall_seconds_with_startup": round(wall, 1)}
+
+
+def latency(master: str, events: int, rate: int) -> dict[str, Any]:
+    # Warm up: a (re)started service needs its executors before it lands anything; a small batch
+    # landed end to end means it runs, and a caught-up audit means no backlog in the figures.
+    sh(master, f"{TOOL} generate --count 200 --rate 200 2>/dev/null")
+    sh(master, f"{TOOL} audit --wait 300 2>/dev/null")
+    since = int(time.time() * 1000)
+    sh(master, f"{TOOL} generate --count {events} --rate {rate} 2>/dev/null")
+    sh(master, f"{TOOL} audit --wait 300 2>/dev/null")
+    report: dict[str, Any] = last_json(sh(master, f"{TOOL} latency --since-ms {since} --json "
+                                                  "2>/dev/null"))
+    if report["records"] < events:
+        raise RuntimeError(f"only {report['records']} of {events} events were found")
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-i", "--inventory", default="inventory/lab")
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--latency-events", type=int, default=5000)
+    parser.add_argument("--latency-rate", type=int, default=500)
+    parser.add_argument("--only", choices=("throughput", "latency"), help="measure one of the two")
+    args = parser.parse_args()
+    hosts = groups(args.inventory)
+    master, broker = hosts["spark_master"][0], hosts["kafka_broker"][0]
+    config = settings(master)
+    if args.only != "latency":
+        t = throughput(master, broker, config, args.records)
+        print(json.dumps(t), flush=True)
+        print(f"pipeline {t['pipeline_records_per_s']} records/s vs ConsumerPerformance "
+              f"{t['consumer_records_per_s']} records/s on {t['records']} records: "
+              f"ratio {t['ratio']}", flush=True)
+    if args.only != "throughput":
+        lat = latency(master, args.latency_events, args.latency_rate)
+        print(json.dumps(lat), flush=True)
+        print(f"end-to-end latency at {args.latency_rate} events/s (trigger "
+              f"{config['trigger_interval']}): p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms "
+              f"over {lat['records']} events", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
