@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kafkaform.contexts.extras import one_line_settings
 from kafkaform.defaults import setting
 from kafkaform.template_filters import java_properties
 
@@ -139,22 +140,10 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
     """Problems of ``kafka_broker_extra_properties``: typos of known keys, keys the role sets
     through its own variables, values contradicting the cluster model (when given), multi-line or
     non-scalar values."""
-    if not isinstance(extra, Mapping):
-        return ["kafka_broker_extra_properties must be a mapping of server.properties keys "
-                "to values"]
-    problems = []
-    for raw_key, value in extra.items():
-        key = str(raw_key)
+    accepted, problems = one_line_settings("kafka_broker_extra_properties", extra, _KEY,
+                                           "server.properties key")
+    for key, value in accepted.items():
         where = f"kafka_broker_extra_properties: {key}"
-        if not _KEY.match(key):
-            problems.append(f"{where} is not a server.properties key")
-            continue
-        if isinstance(value, Mapping | list | tuple) or value is None:
-            problems.append(f"{where} must be a string, number or boolean")
-            continue
-        if "\n" in str(value):
-            problems.append(f"{where} may not span lines")
-            continue
         if key in REFUSED_KEYS:
             problems.append(f"{where} is refused: {REFUSED_KEYS[key]}")
         elif key in VARIABLE_KEYS:
@@ -168,8 +157,8 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
             close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.85)
             if close:
                 problems.append(f"{where} is not a Kafka broker setting; did you mean {close[0]}?")
-    if model is not None and "replica.fetch.max.bytes" in extra:
-        fetch = int(extra["replica.fetch.max.bytes"])
+    if model is not None and "replica.fetch.max.bytes" in accepted:
+        fetch = int(accepted["replica.fetch.max.bytes"])
         if fetch < int(model.get("message.max.bytes", 0)):
             problems.append("kafka_broker_extra_properties: replica.fetch.max.bytes "
                             f"{fetch} is below message.max.bytes {model['message.max.bytes']}: "

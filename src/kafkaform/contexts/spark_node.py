@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkaform.catalog import SCALA_BINARY_VERSION
+from kafkaform.contexts.extras import one_line_settings
 from kafkaform.defaults import setting
 from kafkaform.template_filters import java_properties
 
@@ -45,21 +46,13 @@ _KEY = re.compile(r"^spark\.[A-Za-z0-9._-]+$")
 
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     """Every problem of the role's settings, as sentences (empty when they are valid)."""
-    problems = []
-    extra = setting(settings, "spark_node_defaults_extra")
-    if not isinstance(extra, Mapping):
-        problems.append("spark_node_defaults_extra must be a mapping of spark.* keys to values")
-        extra = {}
-    for key, value in extra.items():
-        key = str(key)
-        if not _KEY.match(key):
-            problems.append(f"spark_node_defaults_extra: {key!r} is not a spark.* property")
-        elif key in MANAGED_DEFAULTS:
+    extra, problems = one_line_settings("spark_node_defaults_extra",
+                                        setting(settings, "spark_node_defaults_extra"), _KEY,
+                                        "spark.* property")
+    for key in extra:
+        if key in MANAGED_DEFAULTS:
             problems.append(f"spark_node_defaults_extra: {key} is set by the role through its "
                             "own variable (see roles/spark_node/defaults/main.yml)")
-        if isinstance(value, Mapping | list | tuple) or value is None or "\n" in str(value):
-            problems.append(f"spark_node_defaults_extra: {key} must be one line of text or a "
-                            "number")
     mode = str(setting(settings, "spark_node_master_recovery_mode"))
     if mode not in RECOVERY_MODES:
         problems.append(f"spark_node_master_recovery_mode is {mode!r}; choose "

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kafkaform.contexts.extras import one_line_settings
 from kafkaform.defaults import setting
 from kafkaform.model import ZOOKEEPER_TXN_LOG
 from kafkaform.template_filters import java_properties
@@ -46,22 +47,13 @@ DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     """Every problem of the role's settings, as sentences (empty when they are valid)."""
-    problems = []
-    extra = setting(settings, "zookeeper_extra_settings")
-    if not isinstance(extra, Mapping):
-        problems.append("zookeeper_extra_settings must be a mapping of zoo.cfg keys to values")
-        extra = {}
-    for key, value in extra.items():
-        key = str(key)
-        if not _KEY.match(key):
-            problems.append(f"zookeeper_extra_settings: {key!r} is not a zoo.cfg key")
-        elif key in MANAGED_KEYS or key.startswith(_MANAGED_PREFIXES):
+    extra, problems = one_line_settings("zookeeper_extra_settings",
+                                        setting(settings, "zookeeper_extra_settings"), _KEY,
+                                        "zoo.cfg key")
+    for key in extra:
+        if key in MANAGED_KEYS or key.startswith(_MANAGED_PREFIXES):
             problems.append(f"zookeeper_extra_settings: {key} is set by the role through its own "
                             "variable (see roles/zookeeper/defaults/main.yml)")
-        if isinstance(value, Mapping | list | tuple) or value is None:
-            problems.append(f"zookeeper_extra_settings: {key} must be a string, number or boolean")
-        elif "\n" in str(value):
-            problems.append(f"zookeeper_extra_settings: {key} may not span lines")
     words = setting(settings, "zookeeper_four_letter_words")
     unknown = [w for w in words if w not in FOUR_LETTER_WORDS]
     if unknown or not words:
