@@ -160,3 +160,24 @@ def nodes(request: pytest.FixtureRequest,
         return found
 
     return select
+
+
+def assert_live_jvm(name: str, host: testinfra.host.Host, pid: str,
+                    expected: Mapping[str, Any]) -> None:
+    """The running JVM has every option and the main class its unit was rendered with, and at
+    least ``nofile_limit`` open files (a container's lower hard cap is reported, not failed)."""
+    cmdline = host.file(f"/proc/{pid}/cmdline").content_string.split("\0")
+    for option in expected["java"]["options"]:
+        assert option in cmdline, f"{name}: {option} not in the live command line"
+    assert expected["java"]["main_class"] in cmdline
+    limits = host.file(f"/proc/{pid}/limits").content_string
+    soft = int(next(line for line in limits.splitlines()
+                    if line.startswith("Max open files")).split()[3])
+    if soft < expected["nofile_limit"]:
+        cap = host.run("sh -c 'ulimit -Hn'").stdout.strip()
+        virt = host.run("systemd-detect-virt --container").stdout.strip()
+        if virt and virt != "none" and cap.isdigit() and soft == int(cap):
+            print(f"{name}: open files {soft}, the container's hard cap ({virt}), below "
+                  f"LimitNOFILE={expected['nofile_limit']}")
+            return
+    assert soft >= expected["nofile_limit"], f"{name}: open files {soft}"

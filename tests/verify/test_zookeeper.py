@@ -21,7 +21,11 @@ from typing import Any
 import pytest
 import testinfra.host
 
-from conftest import Inventory, Node  # tests/verify is on sys.path (no __init__.py)
+from conftest import (  # tests/verify is on sys.path (no __init__.py)
+    Inventory,
+    Node,
+    assert_live_jvm,
+)
 from kafkaform.contexts.zookeeper import zookeeper_context
 
 SERVING = ("leader", "follower")
@@ -169,20 +173,5 @@ def test_purge_is_scheduled(ensemble: list[Member]) -> None:
 
 def test_live_jvm_has_the_configured_heap_gc_and_limits(ensemble: list[Member]) -> None:
     for member in ensemble:
-        exp = member.expected
         pid = member.host.check_output("systemctl show --property=MainPID --value zookeeper")
-        cmdline = member.host.file(f"/proc/{pid}/cmdline").content_string.split("\0")
-        for option in exp["java"]["options"]:
-            assert option in cmdline, f"{member.name}: {option} not in the live command line"
-        assert exp["java"]["main_class"] in cmdline
-        limits = member.host.file(f"/proc/{pid}/limits").content_string
-        soft = int(next(line for line in limits.splitlines()
-                        if line.startswith("Max open files")).split()[3])
-        if soft < exp["nofile_limit"]:
-            cap = member.host.run("sh -c 'ulimit -Hn'").stdout.strip()
-            virt = member.host.run("systemd-detect-virt --container").stdout.strip()
-            if virt and virt != "none" and cap.isdigit() and soft == int(cap):
-                print(f"{member.name}: open files {soft}, the container's hard cap "
-                      f"({virt}), below LimitNOFILE={exp['nofile_limit']}")
-                continue
-        assert soft >= exp["nofile_limit"], f"{member.name}: open files {soft}"
+        assert_live_jvm(member.name, member.host, pid, member.expected)
