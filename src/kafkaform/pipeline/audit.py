@@ -84,6 +84,7 @@ def audit(spark: Any, config: PipelineConfig, consumed: Offsets) -> dict[str, An
             .option("kafka.isolation.level", "read_committed")
             .option("failOnDataLoss", "true")
             .load().select("partition", "offset")
+            .cache()  # counted, then joined twice: read Kafka once
         )
     else:
         expected = spark.createDataFrame([], "partition INT, offset LONG")
@@ -93,6 +94,7 @@ def audit(spark: Any, config: PipelineConfig, consumed: Offsets) -> dict[str, An
         .where(F.col("topic") == config.topic)
         .join(ranges, "partition")
         .where((F.col("offset") >= F.col("start")) & (F.col("offset") < F.col("end")))
+        .cache()  # counted per sink and grouped per offset: read the Parquet once
     )
     copies = landed.groupBy("partition", "offset").agg(F.count("*").alias("copies")).cache()
     by_sink = {r["sink"]: r["count"] for r in landed.groupBy("sink").count().collect()}
