@@ -87,12 +87,15 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         *(["--conf", f"spark.cores.max={cores_max}"] if cores_max else []),
         f"{code_dir}/{MODULE_DIR}/job.py", "--config", config_file,
     ]
+    master_address = next(str(n["address"]) for n in cluster["spark_masters"]
+                          if n["host"] == host)
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
     return {
         "name": name,
         "application": f"kafkaform-pipeline-{name}",
-        "master_address": next(str(n["address"]) for n in cluster["spark_masters"]
-                               if n["host"] == host),
+        # The master's state as JSON (workers, applications), on its web UI port.
+        "master_state_url": f"http://{master_address}:{int(get('spark_node_master_webui_port'))}"
+                            "/json/",
         "unit": "kafkaform-pipeline",
         "user": str(get("spark_node_user")),
         "group": str(get("spark_node_group")),
