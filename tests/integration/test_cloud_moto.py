@@ -131,6 +131,29 @@ def test_second_up_makes_no_mutating_call(ec2: Any, tmp_path: Path) -> None:
     assert provision.plan(ec2, spec) == []
 
 
+def test_up_puts_drifted_ingress_rules_back(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "delta")
+    provision.up(ec2, spec, waiter_delay=1)
+    group = provision.observe(ec2, spec).group_ids()[model.ZOOKEEPER]
+    # By hand: open a port to the world, and close the brokers' client port.
+    ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[{
+        "IpProtocol": "tcp", "FromPort": 8080, "ToPort": 8080,
+        "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
+    brokers = provision.observe(ec2, spec).group_ids()[model.KAFKA_BROKER]
+    ec2.revoke_security_group_ingress(GroupId=group, IpPermissions=[{
+        "IpProtocol": "tcp", "FromPort": 2181, "ToPort": 2181,
+        "UserIdGroupPairs": [{"GroupId": brokers}]}])
+    planned = [(c.action, c.detail) for c in provision.plan(ec2, spec)]
+    assert planned == [("authorize", "sg:kafka_broker 2181-2181"),
+                       ("revoke", "cidr:0.0.0.0/0 8080-8080")]
+    assert [c.action for c in provision.up(ec2, spec, waiter_delay=1)] == ["authorize", "revoke"]
+    seen = provision.observe(ec2, spec)
+    rules = provision.existing_rules(seen.groups[model.ZOOKEEPER], seen.group_ids())
+    assert ("tcp", 2181, 2181, "sg:kafka_broker") in rules
+    assert not any(r[3] == "cidr:0.0.0.0/0" for r in rules)
+    assert provision.plan(ec2, spec) == []
+
+
 def test_cli_up_inventory_check_and_down(ec2: Any, tmp_path: Path) -> None:
     path, _ = write_spec(ec2, tmp_path, "gamma")
     up = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")

@@ -301,19 +301,17 @@ def _apply(client: Any, spec: Spec, seen: Observed, *, dry_run: bool,
     for role in roles:
         want = desired_rules(spec, role)
         have = existing_rules(seen.groups.get(role, {}), ids)
-        missing, extra = want - have, have - want
-        if missing:
-            yield Change("authorize", "ingress", f"{spec.name}-{role}",
-                         ", ".join(f"{p[3]} {p[1]}-{p[2]}" for p in sorted(missing)))
+        # Rules to add, then rules no longer in the spec; both calls take the same arguments.
+        for action, rules, call in (
+            ("authorize", want - have, client.authorize_security_group_ingress),
+            ("revoke", have - want, client.revoke_security_group_ingress),
+        ):
+            if not rules:
+                continue
+            yield Change(action, "ingress", f"{spec.name}-{role}",
+                         ", ".join(f"{p[3]} {p[1]}-{p[2]}" for p in sorted(rules)))
             if not dry_run:
-                client.authorize_security_group_ingress(
-                    GroupId=ids[role], IpPermissions=permissions(missing, ids))
-        if extra:
-            yield Change("revoke", "ingress", f"{spec.name}-{role}",
-                         ", ".join(f"{p[3]} {p[1]}-{p[2]}" for p in sorted(extra)))
-            if not dry_run:
-                client.revoke_security_group_ingress(
-                    GroupId=ids[role], IpPermissions=permissions(extra, ids))
+                call(GroupId=ids[role], IpPermissions=permissions(rules, ids))
 
     hosts = place(spec)
     created: list[str] = []
