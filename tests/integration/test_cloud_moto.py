@@ -132,7 +132,7 @@ def test_second_up_makes_no_mutating_call(ec2: Any, tmp_path: Path) -> None:
 
 
 def test_up_puts_drifted_ingress_rules_back(ec2: Any, tmp_path: Path) -> None:
-    _, spec = write_spec(ec2, tmp_path, "delta")
+    _, spec = write_spec(ec2, tmp_path, "drift")
     provision.up(ec2, spec, waiter_delay=1)
     group = provision.observe(ec2, spec).group_ids()[model.ZOOKEEPER]
     # By hand: open a port to the world, and close the brokers' client port.
