@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.contexts.spark_node import settings_problems, spark_node_context
+from kafkaform.contexts.spark_node import node_problems, spark_node_context
 
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "spark_node_context": spark_node_context,
-            "spark_node_settings_problems": settings_problems,
+            "spark_node_problems": node_problems,
         }

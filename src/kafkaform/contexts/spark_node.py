@@ -85,6 +85,21 @@ def worker_resources(settings: Mapping[str, Any], host_cores: int,
     return cores, memory
 
 
+def node_problems(cluster: Mapping[str, Any], host: str,
+                  settings: Mapping[str, Any]) -> list[str]:
+    """Every reason :func:`spark_node_context` would refuse this host: its settings, a host in
+    neither Spark group, no master at all. The role asserts this list is empty first."""
+    problems = settings_problems(settings)
+    masters = {n["host"] for n in cluster["spark_masters"]}
+    workers = {n["host"] for n in cluster["spark_workers"]}
+    if host not in masters | workers:
+        problems.append(f"{host} is in neither the spark_master nor the spark_worker group: add "
+                        "it to one, or leave the spark_node role off this host")
+    if not masters:
+        problems.append("the spark_master group is empty: add one host to it (SP-01)")
+    return problems
+
+
 def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        resources: Mapping[str, Any]) -> dict[str, Any]:
     """The ``spark_node`` dict the templates of ``templates/spark_node/`` read, for one node.
@@ -94,18 +109,14 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     + settings: the role's variables by full name; a missing one takes the role default
     + resources: ``{"cores": int, "memory_mb": int}`` of the host (Ansible facts)
 
-    Raises ``ValueError`` on settings :func:`settings_problems` rejects or a host that is not a
-    Spark node: the role asserts both before it renders anything.
+    Raises ``ValueError`` with :func:`node_problems`, which the role asserts empty before it
+    renders anything.
     """
-    problems = settings_problems(settings)
+    problems = node_problems(cluster, host, settings)
     if problems:
         raise ValueError("; ".join(problems))
     masters = {n["host"]: n for n in cluster["spark_masters"]}
     workers = {n["host"]: n for n in cluster["spark_workers"]}
-    if host not in masters and host not in workers:
-        raise ValueError(f"{host} is in neither the spark_master nor the spark_worker group")
-    if not masters:
-        raise ValueError("the spark_master group is empty: workers need a master (SP-01)")
 
     def get(name: str) -> Any:
         return setting(settings, f"spark_node_{name}")

@@ -48,13 +48,10 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
-                           settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
-
-    Raises ``ValueError`` on bad settings, on a host outside the spark_master group and on fewer
-    than two brokers (CL-08): the role asserts all three before it changes anything.
-    """
+def pipeline_problems(cluster: Mapping[str, Any], host: str,
+                      settings: Mapping[str, Any]) -> list[str]:
+    """Every reason :func:`spark_pipeline_context` would refuse: bad settings, a driver host
+    outside the spark_master group, fewer than two brokers (CL-08). The role asserts it empty."""
     problems = settings_problems(settings)
     masters = [n["host"] for n in cluster["spark_masters"]]
     if host not in masters:
@@ -62,6 +59,17 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     if len(cluster["brokers"]) < 2:
         problems.append("the pipeline reads from at least two bootstrap brokers (CL-08); the "
                         f"kafka_broker group has {len(cluster['brokers'])}")
+    return problems
+
+
+def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
+                           settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
+
+    Raises ``ValueError`` with :func:`pipeline_problems`, which the role asserts empty before it
+    changes anything.
+    """
+    problems = pipeline_problems(cluster, host, settings)
     if problems:
         raise ValueError("; ".join(problems))
 
