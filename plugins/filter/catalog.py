@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, RELEASES, spark_connector_jars
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.catalog import (
+    APACHE_DIST_ROOT,
+    CATALOG,
+    RELEASES,
+    spark_connector_jars,
+)
 
 
 def release_version(name: str) -> str:

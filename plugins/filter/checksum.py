@@ -13,7 +13,9 @@ try:
 except ImportError:  # only when imported outside Ansible, e.g. by a linter
     AnsibleFilterError = ValueError  # type: ignore[misc,assignment]
 
-from kafkaform.checksum import parse_sha512
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.checksum import (
+    parse_sha512,
+)
 
 
 def sha512_digest(text: str, filename: str) -> str:

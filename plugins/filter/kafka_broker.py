@@ -6,8 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.contexts.kafka_broker import kafka_broker_context, settings_problems
-from kafkaform.topics import declared_problems, parse_describe, plan
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
+    kafka_broker as context,
+)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.topics import (
+    declared_problems,
+    parse_describe,
+    plan,
+)
 
 
 def kafka_topics_plan(declared: Any, describe_output: str) -> dict[str, Any]:
@@ -18,8 +24,8 @@ def kafka_topics_plan(declared: Any, describe_output: str) -> dict[str, Any]:
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
-            "kafka_broker_context": kafka_broker_context,
-            "kafka_broker_settings_problems": settings_problems,
+            "kafka_broker_context": context.kafka_broker_context,
+            "kafka_broker_settings_problems": context.settings_problems,
             "kafka_topics_problems": declared_problems,
             "kafka_topics_plan": kafka_topics_plan,
         }

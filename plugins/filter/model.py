@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kafkaform import checks, model
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform import checks, model
 
 Groups = Mapping[str, Sequence[str]]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.contexts.spark_node import node_problems, spark_node_context
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
+    spark_node as context,
+)
 
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
-            "spark_node_context": spark_node_context,
-            "spark_node_problems": node_problems,
+            "spark_node_context": context.spark_node_context,
+            "spark_node_problems": context.node_problems,
         }

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.contexts.spark_pipeline import pipeline_problems, spark_pipeline_context
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
+    spark_pipeline as context,
+)
 
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
-            "spark_pipeline_context": spark_pipeline_context,
-            "spark_pipeline_problems": pipeline_problems,
+            "spark_pipeline_context": context.spark_pipeline_context,
+            "spark_pipeline_problems": context.pipeline_problems,
         }

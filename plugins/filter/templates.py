@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.template_filters import FILTERS
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.template_filters import (
+    FILTERS,
+)
 
 
 class FilterModule:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafkaform.contexts.zookeeper import settings_problems, zookeeper_context
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
+    zookeeper as context,
+)
 
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
-            "zookeeper_context": zookeeper_context,
-            "zookeeper_settings_problems": settings_problems,
+            "zookeeper_context": context.zookeeper_context,
+            "zookeeper_settings_problems": context.settings_problems,
         }

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkaform import model
-from kafkaform.cloud import inventory
-from kafkaform.cloud.placement import Host, place
-from kafkaform.cloud.spec import Spec
-from kafkaform.defaults import role_default
+from .. import model
+from ..cloud import inventory
+from ..cloud.placement import Host, place
+from ..cloud.spec import Spec
+from ..defaults import role_default
 
 CLUSTER_TAG = "kafkaform:cluster"
 ROLE_TAG = "kafkaform:role"

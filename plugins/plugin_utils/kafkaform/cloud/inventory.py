@@ -22,9 +22,9 @@ from typing import Any
 
 import yaml
 
-from kafkaform import model
-from kafkaform.cloud.placement import Host
-from kafkaform.cloud.spec import VOLUME_PURPOSES, Spec
+from .. import model
+from ..cloud.placement import Host
+from ..cloud.spec import VOLUME_PURPOSES, Spec
 
 #: Instance families on the Xen hypervisor: EBS volumes appear as /dev/xvdX there.
 XEN_FAMILIES = frozenset({"t1", "t2", "m1", "m2", "m3", "m4", "c1", "c3", "c4", "r3", "r4", "i2",

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from kafkaform import checks, inventory
+from . import checks, inventory
 
 
 def add_commands(commands: Any) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from kafkaform.model import GROUPS, InventoryView
+from .model import GROUPS, InventoryView
 
 
 class TemplatedVars(Mapping[str, Any]):

@@ -14,8 +14,8 @@ from typing import Any
 
 import jinja2
 
-from kafkaform.paths import templates_dir
-from kafkaform.template_filters import QUALIFIED_FILTERS
+from .paths import templates_dir
+from .template_filters import QUALIFIED_FILTERS
 
 
 @cache

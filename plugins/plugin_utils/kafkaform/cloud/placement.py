@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafkaform import model
-from kafkaform.cloud.spec import Spec
+from .. import model
+from ..cloud.spec import Spec
 
 #: Short host-name stems per group: zk1, kafka1, spark-master1, spark-worker1.
 STEMS = {

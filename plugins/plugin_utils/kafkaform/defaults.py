@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kafkaform.paths import role_dir
+from .paths import role_dir
 
 #: Cluster-wide settings, set once in the inventory's group_vars/all.
 CLUSTER_DEFAULTS: dict[str, Any] = {

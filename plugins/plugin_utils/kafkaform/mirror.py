@@ -40,8 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kafkaform.catalog import CATALOG, MAVEN_CENTRAL_ROOT, Catalog, Component, MavenJar
-from kafkaform.checksum import file_sha512, format_gpg_print_md, format_sha512sum, parse_sha512
+from .catalog import CATALOG, MAVEN_CENTRAL_ROOT, Catalog, Component, MavenJar
+from .checksum import file_sha512, format_gpg_print_md, format_sha512sum, parse_sha512
 
 #: Bump when the way archives are assembled changes: every archive is then rebuilt once.
 RECIPE_VERSION = 1
@@ -1050,7 +1050,7 @@ def build_connector(catalog: Catalog, options: BuildOptions, manifest: Manifest)
                 declared = found.name if found else f"no {jar.artifact} jar"
                 raise MirrorError(
                     f"{subject}: the catalog lists {jar.file_name} but Spark's POM resolves to"
-                    f" {declared}; update spark_kafka_connector in src/kafkaform/catalog.py"
+                    f" {declared}; update spark_kafka_connector in kafkaform/catalog.py"
                 )
             built += publish(
                 options.mirror_dir,

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kafkaform import model
+from .. import model
 
 #: EBS volume types and the settings each accepts (AWS EC2 CreateVolume).
 VOLUME_TYPES: dict[str, dict[str, Any]] = {
@@ -312,8 +312,8 @@ def parse(data: Any, source: str = "spec") -> Spec:
 def preflight(spec: Spec, source: str) -> None:
     """Run the inventory preflight on the hosts the spec would create; raise on any error."""
     # Imported here: placement and inventory import this module's dataclasses.
-    from kafkaform import checks
-    from kafkaform.cloud import inventory, placement
+    from .. import checks
+    from ..cloud import inventory, placement
 
     hosts = placement.place(spec)
     view = inventory.view(spec, hosts, addresses={})

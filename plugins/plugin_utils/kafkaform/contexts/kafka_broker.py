@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.contexts.extras import one_line_settings
-from kafkaform.defaults import setting
-from kafkaform.template_filters import java_properties
+from ..contexts.extras import one_line_settings
+from ..defaults import setting
+from ..template_filters import java_properties
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
 MAIN_CLASS = "kafka.Kafka"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kafkaform.defaults import role_default
+from .defaults import role_default
 
 #: Inventory groups the model understands.
 ZOOKEEPER = "zookeeper"

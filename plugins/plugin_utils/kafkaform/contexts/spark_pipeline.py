@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.defaults import setting
+from ..defaults import setting
 
 STATES = ("started", "stopped")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")

@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.catalog import SCALA_BINARY_VERSION
-from kafkaform.contexts.extras import one_line_settings
-from kafkaform.defaults import setting
-from kafkaform.template_filters import java_properties
+from ..catalog import SCALA_BINARY_VERSION
+from ..contexts.extras import one_line_settings
+from ..defaults import setting
+from ..template_filters import java_properties
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from kafkaform import model
-from kafkaform.defaults import CLUSTER_DEFAULTS, role_default
-from kafkaform.model import InventoryView, as_int
+from . import model
+from .defaults import CLUSTER_DEFAULTS, role_default
+from .model import InventoryView, as_int
 
 Severity = Literal["error", "warning"]
 

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafkaform.cloud import inventory, provision
-from kafkaform.cloud.placement import place
-from kafkaform.cloud.spec import Spec, SpecError, load
+from ..cloud import inventory, provision
+from ..cloud.placement import place
+from ..cloud.spec import Spec, SpecError, load
 
 
 def ec2_client(spec: Spec) -> Any:

@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaform.contexts.extras import one_line_settings
-from kafkaform.defaults import setting
-from kafkaform.model import ZOOKEEPER_TXN_LOG
-from kafkaform.template_filters import java_properties
+from ..contexts.extras import one_line_settings
+from ..defaults import setting
+from ..model import ZOOKEEPER_TXN_LOG
+from ..template_filters import java_properties
 
 #: Four-letter words monitoring needs; nothing else may be whitelisted. ZK-13
 FOUR_LETTER_WORDS = ("srvr", "mntr", "ruok", "conf", "isro")

@@ -10,8 +10,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kafkaform import check_cli, lab, mirror
-    from kafkaform.cloud import cli as cloud_cli
+    from . import check_cli, lab, mirror
+    from .cloud import cli as cloud_cli
 
     parser = argparse.ArgumentParser(prog="kafkaform", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from kafkaform.podman import CommandError, image_label, podman, say
+from .podman import CommandError, image_label, podman, say
 
 IMAGE = "localhost/kafkaform-debian12:latest"
 RECIPE_LABEL = "org.kafkaform.recipe"

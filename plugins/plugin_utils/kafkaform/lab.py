@@ -29,10 +29,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkaform import lab_image
-from kafkaform.defaults import role_default
-from kafkaform.model import SPARK_MASTER, SPARK_WORKER
-from kafkaform.podman import (
+from . import lab_image
+from .defaults import role_default
+from .model import SPARK_MASTER, SPARK_WORKER
+from .paths import collection_root
+from .podman import (
     CommandError,
     attach_loop,
     detach_loop,
@@ -263,8 +264,8 @@ def warn_sysctl_drift(state: LabState) -> bool:
 
 
 def repo_root() -> Path:
-    """The checkout kafkaform is installed from (editable install: src/kafkaform is 2 below)."""
-    return Path(__file__).resolve().parents[2]
+    """The checkout the lab runs from: the lab (its inventory, containers.conf) ships only there."""
+    return collection_root()
 
 
 def cache_root() -> Path:

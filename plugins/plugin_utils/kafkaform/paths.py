@@ -1,0 +1,49 @@
+"""Where the collection's files are.
+
+The package lives inside the collection ``kafkaform.platform`` (``plugins/plugin_utils/kafkaform``),
+so the roles' defaults and argument specs and the templates are read from the same installed tree
+the roles run from: a checkout, a collection installed by ``ansible-galaxy``, or the wheel, which
+installs the collection as ``ansible_collections/kafkaform/platform`` beside this package.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _is_collection(path: Path) -> bool:
+    return (path / "roles").is_dir() and (
+        (path / "galaxy.yml").is_file() or (path / "MANIFEST.json").is_file()
+    )
+
+
+@cache
+def collection_root() -> Path:
+    """The directory holding ``roles/``, ``playbooks/`` and ``templates/``.
+
+    ``KAFKAFORM_COLLECTION`` wins; then the collection this package sits in; then the collection
+    the wheel installs beside it.
+    """
+    explicit = os.environ.get("KAFKAFORM_COLLECTION")
+    candidates = [Path(explicit)] if explicit else []
+    candidates.append(_HERE.parents[2])
+    candidates.append(_HERE.parent / "ansible_collections" / "kafkaform" / "platform")
+    for candidate in candidates:
+        if _is_collection(candidate):
+            return candidate
+    raise RuntimeError(
+        "cannot find the collection kafkaform.platform (roles/, templates/) next to the kafkaform "
+        f"package in {_HERE}: reinstall kafkaform, or set KAFKAFORM_COLLECTION to the collection"
+    )
+
+
+def templates_dir() -> Path:
+    return collection_root() / "templates"
+
+
+def role_dir(role: str) -> Path:
+    return collection_root() / "roles" / role
