@@ -55,3 +55,18 @@ def test_one_connect_string_whatever_the_inventory_order(order: list[str]) -> No
     spec["zookeeper"] = {h: {"zookeeper_id": int(h[2:]), "rack": h} for h in order}
     assert model.build(view_of(spec)).zookeeper_connect == (
         "zk1:2181,zk2:2181,zk3:2181,zk4:2181,zk5:2181/kafka/kafka")
+
+
+def test_spark_master_port_set_on_the_master_reaches_every_node() -> None:
+    from kafkaform.contexts.spark_node import spark_node_context
+
+    spec = lab_like()
+    spec["spark_master"] = {"sm": {"spark_node_master_port": 7177}}
+    spec["spark_worker"] = {"sw": {}}
+    cluster = model.build(view_of(spec, {"spark_node_shared_dir": "/srv/shared"})).to_dict()
+    assert cluster["spark_master_url"] == "spark://sm:7177"
+    resources = {"cores": 2, "memory_mb": 4096}
+    master = spark_node_context(cluster, "sm", {"spark_node_master_port": 7177}, resources)
+    worker = spark_node_context(cluster, "sw", {}, resources)
+    assert master["environment"]["SPARK_MASTER_PORT"] == "7177"
+    assert "spark.master=spark://sm:7177" in worker["defaults"].splitlines()

@@ -100,6 +100,7 @@ class SparkNode:
     host: str
     address: str
     role: str
+    master_port: int  # the port a master listens on (the host's spark_node_master_port)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,7 @@ class Cluster:
     def spark_master_url(self) -> str | None:
         if not self.spark_masters:
             return None
-        port = int(role_default("spark_node_master_port"))
-        return "spark://" + ",".join(f"{m.address}:{port}" for m in self.spark_masters)
+        return "spark://" + ",".join(f"{m.address}:{m.master_port}" for m in self.spark_masters)
 
     @property
     def racks(self) -> tuple[str, ...]:
@@ -238,10 +238,17 @@ def zookeeper_chroot(view: InventoryView) -> str:
     return "/" + str(chroot).strip("/")
 
 
+def spark_master_port(view: InventoryView, host: str) -> int:
+    """The one computation of a master's port: the URL every node and driver uses comes from it."""
+    value = view.var(host, "spark_node_master_port")
+    return as_int(value if value is not None else role_default("spark_node_master_port")) or 0
+
+
 def build(view: InventoryView) -> Cluster:
     """The cluster model of an inventory (run :func:`kafkaform.checks.check` first)."""
     spark = {
-        role: tuple(SparkNode(h, address(view, h), role) for h in view.members(role))
+        role: tuple(SparkNode(h, address(view, h), role, spark_master_port(view, h))
+                    for h in view.members(role))
         for role in (SPARK_MASTER, SPARK_WORKER)
     }
     return Cluster(

@@ -87,7 +87,7 @@ def volumes(spec: Spec, host: Host) -> list[DataVolume]:
     planned = []
     index = 0
     for volume in group.volumes:
-        for _ in range(volume.count):
+        for _copy in range(volume.count):
             planned.append(DataVolume(
                 id=f"{host.name}-data{index}", host=host.name, index=index,
                 attach_device=attach_device(index), purpose=purpose,

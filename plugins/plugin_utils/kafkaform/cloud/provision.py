@@ -153,9 +153,11 @@ def check_subnets(client: Any, spec: Spec) -> str:
     problems = [f"subnet {subnet} (zone {zone}) does not exist in {spec.region}: create it or "
                 "fix zones[].subnet" for subnet, zone in wanted.items()
                 if subnet not in {s["SubnetId"] for s in found}]
-    problems += [f"subnet {s['SubnetId']} is in {s['AvailabilityZone']}, the spec says "
-                f"{wanted[s['SubnetId']]}: fix zones[].subnet"
-                for s in found if s["AvailabilityZone"] != wanted[s["SubnetId"]]]
+    problems += [
+        f"subnet {s['SubnetId']} is in {s['AvailabilityZone']}, the spec says "
+        f"{wanted[s['SubnetId']]}: fix zones[].subnet"
+        for s in found if s["AvailabilityZone"] != wanted[s["SubnetId"]]
+    ]
     vpcs = {s["VpcId"] for s in found}
     if len(vpcs) > 1:
         problems.append(f"the subnets are in {len(vpcs)} VPCs ({', '.join(sorted(vpcs))}): "
@@ -217,7 +219,7 @@ def existing_rules(sg: Mapping[str, Any], ids: Mapping[str, str]) -> set[Rule]:
 def permissions(rules: Iterable[Rule], ids: Mapping[str, str]) -> list[dict[str, Any]]:
     perms = []
     for proto, low, high, source in sorted(rules):
-        kind, _, value = source.partition(":")
+        kind, _sep, value = source.partition(":")
         perm: dict[str, Any] = {"IpProtocol": proto, "FromPort": low, "ToPort": high}
         if kind == "cidr":
             perm["IpRanges"] = [{"CidrIp": value}]

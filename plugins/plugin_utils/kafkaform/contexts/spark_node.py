@@ -129,7 +129,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     python_env = str(get("python_env")).rstrip("/")
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
     bind_address = str(get("bind_address") or node["address"])
-    master_port = int(get("master_port"))
+    master_port = int(node["master_port"])  # the model computes it, and the URL from it
     cores, memory_mb = worker_resources(settings, int(resources.get("cores", 1)),
                                         int(resources.get("memory_mb", 0)))
     history = bool(get("history_server_enabled"))
