@@ -21,7 +21,8 @@ from kafkaform.paths import templates_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
-SKIP_DIRS = {".venv", ".collections", ".git", ".cache", ".ansible", "node_modules"}
+# build/ holds the collection a local `pip wheel .` unpacked (see setup.py): a copy, not a stray.
+SKIP_DIRS = {".venv", ".collections", ".git", ".cache", ".ansible", "node_modules", "build", "dist"}
 TEMPLATES = render.all_templates()
 
 
