@@ -105,3 +105,73 @@ def test_preflight_passes_the_lab_inventory_without_contacting_it() -> None:
     result = ansible_playbook("preflight.yml", LAB)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "unreachable=0" in result.stdout and "failed=0" in result.stdout
+
+
+# Exit codes: 2 for input kafkaform cannot use, one line naming the path and the fix, no traceback.
+@pytest.mark.parametrize("command", ["check", "verify"])
+def test_a_cloud_spec_given_as_an_inventory_is_an_input_error(command: str) -> None:
+    spec = ROOT / "inventory" / "aws" / "cluster.yml"
+    result = kafkaform(command, "-i", str(spec))
+    assert result.returncode == 2, result.stderr
+    assert "is a kafkaform cloud spec, not an inventory" in result.stderr
+    assert "kafkaform cloud inventory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "verify"])
+def test_a_binary_file_is_not_an_inventory(command: str, tmp_path: Path) -> None:
+    blob = tmp_path / "inventory.bin"
+    blob.write_bytes(bytes(range(256)) * 4)
+    result = kafkaform(command, "-i", str(blob))
+    assert result.returncode == 2, result.stderr
+    assert "is a binary file, not an Ansible inventory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_file_no_inventory_plugin_parses_is_an_input_error(tmp_path: Path) -> None:
+    broken = tmp_path / "hosts.yml"
+    broken.write_text("all:\n  children: [unclosed\n")
+    result = kafkaform("check", "-i", str(broken))
+    assert result.returncode == 2, result.stderr
+    assert "is not an Ansible inventory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_inventory_without_kafkaform_groups_is_an_input_error(tmp_path: Path) -> None:
+    other = tmp_path / "hosts.yml"
+    other.write_text("all:\n  children:\n    web:\n      hosts:\n        www1:\n")
+    result = kafkaform("check", "-i", str(other))
+    assert result.returncode == 2, result.stderr
+    assert "has no host in any of the kafkaform groups" in result.stderr
+
+
+def test_verify_refuses_a_limit_that_matches_no_host() -> None:
+    result = kafkaform("verify", "-i", str(LAB), "--limit", "no-such-host")
+    assert result.returncode == 2, result.stderr
+    assert "matches --limit 'no-such-host'" in result.stderr
+
+
+def test_verify_refuses_an_inventory_that_breaks_a_rule_before_any_host(tmp_path: Path) -> None:
+    result = kafkaform("verify", "-i", str(bad_inventory(tmp_path)))
+    assert result.returncode == 1, result.stderr
+    assert "[ZK-07]" in result.stderr
+    assert "fix it first" in result.stderr
+
+
+def test_verify_names_an_unknown_check_as_a_usage_error() -> None:
+    result = kafkaform("verify", "-i", str(LAB), "--checks", "kafka")
+    assert result.returncode == 2
+    assert "unknown check(s) kafka" in result.stderr
+
+
+def test_an_unexpected_error_is_one_line_with_exit_70() -> None:
+    # A bug inside kafkaform (here: the inventory reader raising) is neither input nor a rule.
+    script = ("import sys; from kafkaform import cli, inventory\n"
+              "def broken(*args, **kwargs): raise RuntimeError('boom')\n"
+              "inventory.load = broken\n"
+              f"sys.exit(cli.main(['check', '-i', {str(LAB)!r}]))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 70, result.stderr
+    assert "unexpected RuntimeError: boom" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -14,8 +14,10 @@ def add_commands(commands: Any) -> None:
     parser = commands.add_parser(
         "check",
         help="check an inventory against the cluster rules (touches no host)",
-        description="Exit 0 when the inventory is valid, 1 when it breaks a rule, 2 on usage "
-        "errors. Findings go to stderr; --format json prints them on stdout for CI.",
+        description="Exit 0 when the inventory is valid, 1 when it breaks a rule, 2 on usage or "
+        "input errors (a missing path, a file that is not an inventory, a cloud spec, an "
+        "inventory with none of the kafkaform groups). Findings go to stderr; --format json "
+        "prints them on stdout for CI.",
     )
     parser.add_argument("-i", "--inventory", required=True, help="inventory file or directory")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -23,11 +25,7 @@ def add_commands(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        view = inventory.load(args.inventory)
-    except FileNotFoundError as error:
-        print(f"kafkaform check: {error}", file=sys.stderr)
-        return 2
+    view = inventory.load(args.inventory)  # InputError: main() prints it and exits 2
     findings = checks.check(view)
     failed = bool(checks.errors(findings))
     if args.format == "json":

@@ -1,21 +1,38 @@
-"""The `kafkaform` command line: one subcommand per capability, each registered by its module."""
+"""The `kafkaform` command line: one subcommand per capability, each registered by its module.
+
+Exit codes, for every subcommand: 0 fine, 1 the input breaks a rule or a check failed, 2 a usage
+or input error (a missing file, a file that is not what the option wants), 130 interrupted, 70 an
+unexpected error (a bug in kafkaform: KAFKAFORM_DEBUG=1 shows its traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 Handler = Callable[[argparse.Namespace], int]
 
+#: sysexits.h EX_SOFTWARE: neither the input's fault (2) nor a broken rule (1).
+EXIT_BUG = 70
+
+
+class InputError(Exception):
+    """An input kafkaform cannot use: missing, or not the kind of file the option wants.
+
+    The message is one line naming the path and the fix; main() prints it and exits 2.
+    """
+
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import check_cli, lab, mirror
+    from . import check_cli, lab, mirror, verify_cli
     from .cloud import cli as cloud_cli
 
-    parser = argparse.ArgumentParser(prog="kafkaform", description=__doc__)
+    parser = argparse.ArgumentParser(prog="kafkaform", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (check_cli, mirror, lab, cloud_cli):
+    for module in (check_cli, verify_cli, mirror, lab, cloud_cli):
         module.add_commands(commands)
     return parser
 
@@ -26,9 +43,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return handler(args)
+    except InputError as error:
+        print(f"kafkaform {args.command}: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        # A bug, not bad input: say what broke in one line, keep the traceback one switch away.
+        if os.environ.get("KAFKAFORM_DEBUG"):
+            raise
+        print(f"kafkaform {args.command}: unexpected {type(error).__name__}: {error} "
+              "(rerun with KAFKAFORM_DEBUG=1 to see the traceback)", file=sys.stderr)
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from .cli import InputError
 from .model import GROUPS, InventoryView
+
+#: A cloud spec's own top-level keys; an inventory's top level holds groups (mappings) instead.
+CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
 
 
 class TemplatedVars(Mapping[str, Any]):
@@ -26,31 +37,121 @@ class TemplatedVars(Mapping[str, Any]):
         return len(self._raw)
 
 
-def load(source: str | Path) -> InventoryView:
-    """The groups and host variables of an inventory file, directory or plugin config.
+def _precheck(path: Path) -> None:
+    """Refuse what Ansible would only warn about, or misread as an empty inventory."""
+    if not path.exists():
+        raise InputError(f"inventory {path} does not exist. Fix: pass an inventory file or "
+                         "directory with -i")
+    if not path.is_file():
+        return
+    head = path.read_bytes()[:65536]
+    # An executable file is a script inventory, whatever it holds; any other binary file
+    # would parse as an INI inventory of one garbled host.
+    if b"\0" in head and not os.access(path, os.X_OK):
+        raise InputError(f"{path} is a binary file, not an Ansible inventory. Fix: pass an "
+                         "inventory file (YAML or INI) or directory with -i")
+    if path.suffix in (".yml", ".yaml") and re.search(rb"^region\s*:", head, re.MULTILINE):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError):
+            return  # Ansible reports it as it would any broken inventory
+        if (isinstance(data, Mapping) and set(data) >= CLOUD_SPEC_KEYS
+                and isinstance(data["region"], str)):
+            raise InputError(
+                f"{path} is a kafkaform cloud spec, not an inventory. Fix: write its inventory "
+                f"with `kafkaform cloud inventory --spec {path} --output DIR` and pass -i DIR")
 
-    Raises FileNotFoundError when ``source`` does not exist (Ansible itself would only warn).
+
+def _parse(source: str | Path) -> tuple[Any, Any, Any]:
+    """Ansible's loader, inventory manager and variable manager over ``source``.
+
+    Raises :class:`InputError` when ``source`` is missing, a cloud spec, or something no
+    inventory plugin can parse (Ansible itself would warn and go on with an empty inventory).
     """
-    if not Path(source).exists():
-        raise FileNotFoundError(f"inventory {source} does not exist")
+    path = Path(source)
+    _precheck(path)
     # Ansible is imported here, not at module level: the model must stay importable without it.
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar
     from ansible.vars.manager import VariableManager
 
+    class Manager(InventoryManager):  # type: ignore[misc]  # untyped base
+        """Remembers whether any plugin parsed the source: a directory counts when one of its
+        files parses, as for Ansible."""
+
+        parsed = False
+
+        def parse_source(self, source: str, cache: bool = False) -> bool:
+            parsed = bool(super().parse_source(source, cache=cache))
+            self.parsed = self.parsed or parsed
+            return parsed
+
     loader = DataLoader()
-    inventory = InventoryManager(loader=loader, sources=[str(source)])
-    variables = VariableManager(loader=loader, inventory=inventory)
+    # The plugins' warnings about a source none of them can parse would bury the one line that
+    # says what to do; they are shown when the source parses, as Ansible would show them.
+    warnings = io.StringIO()
+    with contextlib.redirect_stderr(warnings):
+        manager = Manager(loader=loader, sources=[str(source)])
+    if not manager.parsed:
+        raise InputError(
+            f"{source} is not an Ansible inventory (no inventory plugin can parse it). Fix: pass "
+            f"an inventory file (YAML or INI) or directory with -i; `ansible-inventory -i "
+            f"{source} --list` shows why each plugin refused it")
+    sys.stderr.write(warnings.getvalue())
+    return loader, manager, VariableManager(loader=loader, inventory=manager)
+
+
+def _host_vars(loader: Any, variables: Any, host: Any) -> TemplatedVars:
+    from ansible.template import Templar
+
+    raw = variables.get_vars(host=host, include_hostvars=False)
+    return TemplatedVars(raw, Templar(loader=loader, variables=raw))
+
+
+def _view(loader: Any, manager: Any, variables: Any,
+          also: frozenset[str] = frozenset()) -> InventoryView:
+    """The model's groups, with the variables of their hosts and of the ``also`` hosts."""
     groups = {
-        name: [host.name for host in inventory.groups[name].get_hosts()]
+        name: [host.name for host in manager.groups[name].get_hosts()]
         for name in GROUPS
-        if name in inventory.groups
+        if name in manager.groups
     }
-    wanted = {host for members in groups.values() for host in members}
-    hostvars: dict[str, Mapping[str, Any]] = {}
-    for host in inventory.get_hosts():
-        if host.name in wanted:
-            raw = variables.get_vars(host=host, include_hostvars=False)
-            hostvars[host.name] = TemplatedVars(raw, Templar(loader=loader, variables=raw))
+    wanted = {host for members in groups.values() for host in members} | also
+    hostvars = {host.name: _host_vars(loader, variables, host)
+                for host in manager.get_hosts() if host.name in wanted}
     return InventoryView(groups=groups, hostvars=hostvars)
+
+
+def require_cluster(view: InventoryView, source: str | Path) -> None:
+    """Raise :class:`InputError` when no host is in one of the model's groups."""
+    if not view.cluster_hosts():
+        raise InputError(
+            f"{source} has no host in any of the kafkaform groups ({', '.join(GROUPS)}). Fix: "
+            "put the cluster's hosts in those groups (see inventory/lab/hosts.yml)")
+
+
+def load(source: str | Path) -> InventoryView:
+    """The groups and host variables of an inventory file, directory or plugin config.
+
+    Raises :class:`InputError` when ``source`` does not exist, is not an inventory, or has no
+    host in the kafkaform groups (Ansible itself would only warn).
+    """
+    view = _view(*_parse(source))
+    require_cluster(view, source)
+    return view
+
+
+def select(source: str | Path, limit: str | None) -> tuple[InventoryView, list[str]]:
+    """The inventory's view and the names of the hosts ``limit`` matches, read as Ansible reads
+    ``--limit`` (every host when None), in inventory order; the view holds their variables too.
+    """
+    loader, manager, variables = _parse(source)
+    warnings = io.StringIO()
+    with contextlib.redirect_stderr(warnings):
+        if limit is not None:
+            manager.subset(limit)
+        matched = [host.name for host in manager.get_hosts("all")]
+    if matched:  # else the caller's one line says it: no host matches
+        sys.stderr.write(warnings.getvalue())
+    manager.subset(None)
+    return _view(loader, manager, variables, also=frozenset(matched)), matched

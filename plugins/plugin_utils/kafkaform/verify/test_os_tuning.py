@@ -1,7 +1,6 @@
-"""What the os_tuning role promises, checked on live hosts (MO-10; REQUIREMENTS.md 4, 5, 7).
+"""What the os_tuning role promises, checked on live hosts (MO-10; the OS, DF and FD rules of RULES.md).
 
-    pytest tests/verify/test_os_tuning.py --hosts=podman://kf-kafka1 \
-        --ansible-inventory=inventory/lab
+    kafkaform verify -i inventory/lab --checks os_tuning [--limit kf-kafka1]
 
 Expected values come from the model (the role's defaults with the host's inventory on top), never
 from this file. Inside a container the machine-global kernel keys cannot be set per host: they are
@@ -16,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import testinfra.host
+import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform.checks import sysctl_settings
 from kafkaform.model import InventoryView, data_disks

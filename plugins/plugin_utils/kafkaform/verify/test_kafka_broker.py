@@ -1,7 +1,6 @@
-"""Kafka broker checks: a working, rack-aware cluster, not just running processes (issue 5).
+"""Kafka broker checks: a working, rack-aware cluster, not just running processes.
 
-    pytest tests/verify/test_kafka_broker.py --ansible-inventory=inventory/lab
-    pytest tests/verify/test_kafka_broker.py --ansible-inventory=inv --hosts=ssh://k1,ssh://k2,ssh://k3
+    kafkaform verify -i inventory/lab --checks kafka_broker [--limit kafka_broker]
 
 The brokers (ids, racks, chroot, paths, JVM options) come from the kafkaform model over the
 inventory (``--ansible-inventory``, else ``$KAFKAFORM_INVENTORY``, else Ansible's configured one),
@@ -16,20 +15,20 @@ from __future__ import annotations
 import json
 import shlex
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import testinfra
-import testinfra.host
+import testinfra  # type: ignore[import-untyped]
+import testinfra.host  # type: ignore[import-untyped]
 
-from conftest import (  # tests/verify is on sys.path (no __init__.py)
+from kafkaform.contexts.kafka_broker import kafka_broker_context
+from kafkaform.verify.conftest import (
     Inventory,
-    Node,
+    Nodes,
     assert_live_jvm,
 )
-from kafkaform.contexts.kafka_broker import kafka_broker_context
 
 ADMIN = "/usr/local/sbin/kafkaform-kafka"
 TOOL_JVM = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
@@ -58,7 +57,7 @@ class Broker:
 
 
 @pytest.fixture(scope="module")
-def brokers(nodes: Callable[[str, str], list[Node]], inventory: Inventory) -> list[Broker]:
+def brokers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
     return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables))
             for n in nodes("brokers", "Kafka brokers")]
 

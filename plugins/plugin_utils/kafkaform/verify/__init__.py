@@ -1,0 +1,1 @@
+"""The testinfra checks `kafkaform verify` runs (pytest imports them as kafkaform.verify)."""

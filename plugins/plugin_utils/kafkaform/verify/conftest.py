@@ -1,0 +1,235 @@
+"""Shared fixtures of the host verifiers: plain pytest-testinfra, run against any hosts.
+
+    kafkaform verify -i inventory/prod [--limit PATTERN]      # what operators and CI run
+    pytest --pyargs kafkaform.verify --ansible-inventory=inventory/lab \
+        --hosts=podman://kf-kafka1,podman://kf-zk1
+
+Expected values come from the kafkaform model: the roles' defaults with each host's inventory
+variables on top. With the ``ansible://`` backend the variables come from that inventory; with any
+other backend (``podman://``, ``ssh://``, ...) from ``--ansible-inventory`` when given, looked up
+by the host's name (or its ``ansible_host``), else only the roles' defaults apply.
+
+The per-host checks (os_tuning) run on each ``--hosts`` entry. The cluster-wide checks build the
+model from the whole inventory and visit its members, all of them or, with ``--kafkaform-hosts``
+(``kafkaform verify`` sets it), the ones named there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import testinfra  # type: ignore[import-untyped]
+import testinfra.host  # type: ignore[import-untyped]
+
+from kafkaform import model
+from kafkaform.defaults import role_default
+from kafkaform.model import InventoryView
+from kafkaform.verify_cli import PODMAN_CONNECTIONS
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--kafkaform-hosts", default=None, metavar="NAME,...",
+        help="inventory names of the hosts to visit: the cluster-wide checks leave out the "
+        "other members, and the per-host checks skip when --hosts is not given (set by "
+        "`kafkaform verify`; unset, every member is visited)")
+
+
+def visited(config: pytest.Config) -> set[str] | None:
+    """The inventory names ``--kafkaform-hosts`` lists, or None when every host is visited."""
+    names = config.getoption("kafkaform_hosts", None)
+    return None if names is None else {n for n in str(names).split(",") if n}
+
+
+@cache
+def _inventory_list(path: str | None) -> dict[str, Any]:
+    """``ansible-inventory --list``: the groups and ``_meta.hostvars`` of the inventory."""
+    tool = Path(sys.executable).with_name("ansible-inventory")
+    argv = [str(tool) if tool.exists() else "ansible-inventory", "--list"]
+    if path:
+        argv += ["-i", path]
+    data = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    return data if isinstance(data, dict) else {}
+
+
+def _hostvars(path: str | None) -> Mapping[str, Mapping[str, Any]]:
+    hostvars: Mapping[str, Mapping[str, Any]] = _inventory_list(path).get("_meta", {}).get(
+        "hostvars", {})
+    return hostvars
+
+
+@pytest.fixture(scope="module")
+def host(_testinfra_host: testinfra.host.Host,
+         request: pytest.FixtureRequest) -> testinfra.host.Host:
+    """testinfra's ``host``, skipped when ``kafkaform verify`` found no host for the per-host
+    checks (without --hosts, testinfra would check the machine pytest runs on)."""
+    if visited(request.config) is not None and request.config.getoption("hosts", None) is None:
+        pytest.skip("no host to check: os_tuning tunes the zookeeper and kafka_broker members "
+                    "(and, with --limit, the matching hosts in no kafkaform group)")
+    return _testinfra_host
+
+
+@pytest.fixture(scope="module")
+def host_name(host: testinfra.host.Host, request: pytest.FixtureRequest) -> str:
+    """The host's inventory name: for ``podman://`` and ``ssh://`` the inventory host whose name,
+    else whose ``ansible_host``, is the container or address testinfra reaches."""
+    name = str(host.backend.get_hostname())
+    path = request.config.getoption("ansible_inventory", None)
+    if host.backend.NAME == "ansible" or not path:
+        return name
+    hostvars = _hostvars(path)
+    if name in hostvars:
+        return name
+    return next((h for h, v in hostvars.items() if v.get("ansible_host") == name), name)
+
+
+@pytest.fixture(scope="module")
+def host_vars(host: testinfra.host.Host, host_name: str,
+              request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The host's inventory variables (not the roles' defaults)."""
+    if host.backend.NAME == "ansible":
+        return dict(host.ansible.get_variables())
+    path = request.config.getoption("ansible_inventory", None)
+    return dict(_hostvars(path).get(host_name, {})) if path else {}
+
+
+@pytest.fixture(scope="module")
+def view(host_name: str, host_vars: dict[str, Any]) -> InventoryView:
+    """A one-host inventory view for the model's per-host functions."""
+    return InventoryView(groups={}, hostvars={host_name: host_vars})
+
+
+@pytest.fixture(scope="module")
+def setting(host_vars: dict[str, Any]) -> Any:
+    """``setting(name)``: the host's value of a role variable, else the role's default."""
+    def lookup(name: str) -> Any:
+        value = host_vars.get(name)
+        return role_default(name) if value is None else value
+    return lookup
+
+
+@pytest.fixture(scope="module")
+def container(host: testinfra.host.Host) -> str | None:
+    """The container technology the host runs in (systemd-detect-virt's name), or None."""
+    result = host.run("systemd-detect-virt --container")
+    name = str(result.stdout).strip()
+    if result.rc == 0 and name and name != "none":
+        return name
+    if host.file("/run/.containerenv").exists or host.file("/.dockerenv").exists:
+        return "container"
+    return None
+
+
+# --- cluster-wide checks: the model over the whole inventory, one testinfra host per node ------
+
+
+@dataclass(frozen=True)
+class Inventory:
+    path: str | None  # --ansible-inventory, else $KAFKAFORM_INVENTORY, else Ansible's own
+    hostvars: Mapping[str, Mapping[str, Any]]
+    cluster: dict[str, Any]  # kafkaform.model.build(...).to_dict()
+
+
+@dataclass(frozen=True)
+class Node:
+    """One model entry (an ensemble member, a broker, a Spark node) and how to reach its host."""
+
+    name: str
+    entry: Mapping[str, Any]
+    variables: Mapping[str, Any]  # its inventory variables
+    host: testinfra.host.Host
+
+
+def _group_members(data: Mapping[str, Any], group: str) -> list[str]:
+    entry = data.get(group, {})
+    hosts = list(entry.get("hosts", []))
+    for child in entry.get("children", []):
+        hosts += [h for h in _group_members(data, child) if h not in hosts]
+    return hosts
+
+
+@pytest.fixture(scope="session")
+def inventory(request: pytest.FixtureRequest) -> Inventory:
+    path = (request.config.getoption("ansible_inventory", None)
+            or os.environ.get("KAFKAFORM_INVENTORY") or None)
+    data = _inventory_list(path)
+    hostvars = _hostvars(path)
+    groups = {g: _group_members(data, g) for g in model.GROUPS}
+    cluster = model.build(InventoryView(groups=groups, hostvars=hostvars)).to_dict()
+    return Inventory(path, hostvars, cluster)
+
+
+class Nodes:
+    """``nodes(model_key, what)``: the hosts of one model list (``ensemble``, ``brokers``,
+    ``spark_masters``...) that this run visits, reached with ``--hosts`` when it has an entry
+    for them (matched by inventory name or address), else through the inventory's own
+    connection (``podman://`` for podman hosts, ``ansible://`` otherwise). Skips when the
+    inventory has none, or ``--kafkaform-hosts`` leaves out every one."""
+
+    def __init__(self, inventory: Inventory, specs: list[str], visit: set[str] | None) -> None:
+        self.inventory = inventory
+        self.specs = specs
+        self.visit = visit
+
+    def __call__(self, key: str, what: str) -> list[Node]:
+        found = self.reach(key)
+        if not found:
+            pytest.skip(f"the inventory has no {what}" if not self.inventory.cluster[key]
+                        else f"--kafkaform-hosts (kafkaform verify --limit) leaves out every "
+                        f"one of the {what}")
+        return found
+
+    def reach(self, key: str) -> list[Node]:
+        """The visited hosts of one model list, possibly none."""
+        found = []
+        for entry in self.inventory.cluster[key]:
+            name, address = entry["host"], entry["address"]
+            if self.visit is not None and name not in self.visit:
+                continue
+            variables = self.inventory.hostvars.get(name, {})
+            spec = next((s for s in self.specs
+                         if s.split("://")[-1].split("@")[-1] in (name, address)), None)
+            if spec is None:
+                spec = (f"podman://{variables.get('ansible_host', name)}"
+                        if variables.get("ansible_connection") in PODMAN_CONNECTIONS
+                        else f"ansible://{name}")
+            host = (testinfra.get_host(spec, ansible_inventory=self.inventory.path)
+                    if spec.startswith("ansible://") else testinfra.get_host(spec))
+            found.append(Node(name, entry, variables, host))
+        return found
+
+
+@pytest.fixture(scope="session")
+def nodes(request: pytest.FixtureRequest, inventory: Inventory) -> Nodes:
+    specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
+    return Nodes(inventory, specs, visited(request.config))
+
+
+def assert_live_jvm(name: str, host: testinfra.host.Host, pid: str,
+                    expected: Mapping[str, Any]) -> None:
+    """The running JVM has every option and the main class its unit was rendered with, and at
+    least ``nofile_limit`` open files (a container's lower hard cap is reported, not failed)."""
+    cmdline = host.file(f"/proc/{pid}/cmdline").content_string.split("\0")
+    for option in expected["java"]["options"]:
+        assert option in cmdline, f"{name}: {option} not in the live command line"
+    assert expected["java"]["main_class"] in cmdline
+    limits = host.file(f"/proc/{pid}/limits").content_string
+    soft = int(next(line for line in limits.splitlines()
+                    if line.startswith("Max open files")).split()[3])
+    if soft < expected["nofile_limit"]:
+        cap = host.run("sh -c 'ulimit -Hn'").stdout.strip()
+        virt = host.run("systemd-detect-virt --container").stdout.strip()
+        if virt and virt != "none" and cap.isdigit() and soft == int(cap):
+            print(f"{name}: open files {soft}, the container's hard cap ({virt}), below "
+                  f"LimitNOFILE={expected['nofile_limit']}")
+            return
+    assert soft >= expected["nofile_limit"], f"{name}: open files {soft}"

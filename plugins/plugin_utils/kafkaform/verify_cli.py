@@ -1,0 +1,168 @@
+"""`kafkaform verify -i INVENTORY`: the testinfra checks shipped in kafkaform.verify, on live hosts.
+
+Every host is reached through the inventory's own connection: `podman exec` for podman hosts
+(their ansible_host, else their name, is the container), else Ansible's (SSH, local, ...). What
+the checks expect comes from the kafkaform model of the whole inventory, also under --limit.
+
+checks     os_tuning     sysctl, limits and data disks of the zookeeper and kafka_broker members
+           zookeeper     a serving quorum, ids, config files, a znode read back everywhere
+           kafka_broker  registrations and racks, healthy partitions, produce and consume
+           spark         daemons, workers on the master, the pipeline running exactly once
+
+--limit PATTERN (Ansible's host pattern) visits only the matching hosts: the cluster checks check
+the matching members of their groups, os_tuning every matching host but Spark-only nodes (a host
+in no kafkaform group gets os_tuning only). A check with no host to visit is skipped, never passed.
+
+Exit 0 when every check passed, 1 when one failed (or the inventory breaks a cluster rule: fix it
+first, `kafkaform check`), 2 on usage or input errors: a missing or unusable inventory, a --limit
+matching no host, a run that checked nothing because every check was skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import checks, inventory, model
+from .cli import EXIT_BUG, InputError
+
+if TYPE_CHECKING:
+    import pytest
+
+#: The check modules under kafkaform/verify, by the name --checks takes.
+CHECKS = {
+    "os_tuning": "test_os_tuning.py",
+    "zookeeper": "test_zookeeper.py",
+    "kafka_broker": "test_kafka_broker.py",
+    "spark": "test_spark.py",
+}
+VERIFY_DIR = Path(__file__).resolve().parent / "verify"
+
+#: ansible_connection values of hosts testinfra reaches with `podman exec` (Ansible's podman
+#: connection is not one testinfra's ansible backend can run natively).
+PODMAN_CONNECTIONS = frozenset({"podman", "containers.podman.podman"})
+
+#: The groups playbooks/os_tuning.yml tunes.
+TUNED_GROUPS = (model.ZOOKEEPER, model.KAFKA_BROKER)
+
+
+def check_names(value: str) -> list[str]:
+    """--checks: a comma-separated subset of CHECKS."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CHECKS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown check(s) {', '.join(unknown) or repr(value)}; choose from "
+            f"{', '.join(CHECKS)}")
+    return names
+
+
+def add_commands(commands: Any) -> None:
+    parser = commands.add_parser(
+        "verify", help="run the testinfra checks against an inventory's live hosts",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-i", "--inventory", required=True, help="inventory file or directory")
+    parser.add_argument("--limit", metavar="PATTERN",
+                        help="visit only the hosts matching this Ansible host pattern")
+    parser.add_argument("--checks", type=check_names, default=list(CHECKS),
+                        metavar="NAME[,NAME...]",
+                        help=f"run only these checks (default: all of {', '.join(CHECKS)})")
+    parser.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report for CI")
+    parser.set_defaults(handler=run)
+
+
+def reach(name: str, variables: Mapping[str, Any]) -> str:
+    """testinfra's host spec for an inventory host."""
+    if variables.get("ansible_connection") in PODMAN_CONNECTIONS:
+        return f"podman://{variables.get('ansible_host') or name}"
+    return f"ansible://{name}"
+
+
+def plan(view: model.InventoryView, matched: list[str],
+         limit: str | None) -> tuple[list[str], list[str]]:
+    """The hosts the run visits and, among them, those os_tuning checks."""
+    tuned = {host for group in TUNED_GROUPS for host in view.members(group)}
+    if limit is None:
+        visit = view.cluster_hosts()
+        return visit, [host for host in visit if host in tuned]
+    cluster = set(view.cluster_hosts())
+    return matched, [host for host in matched if host in tuned or host not in cluster]
+
+
+class Outcomes:
+    """A pytest plugin counting what the checks did: a run of skips alone checked nothing."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.interrupted = False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.passed:
+            self.passed += 1
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
+
+
+def run(args: argparse.Namespace) -> int:
+    source = str(args.inventory)
+    view, matched = inventory.select(source, args.limit)
+    if args.limit is None:
+        inventory.require_cluster(view, source)
+    elif not matched:
+        raise InputError(f"no host of {source} matches --limit {args.limit!r}. Fix: pass a host "
+                         f"pattern of that inventory (`ansible-inventory -i {source} --graph` "
+                         "lists its groups and hosts)")
+    # The checks' expectations come from the model, which only means something for an
+    # inventory the preflight accepts.
+    errors = checks.errors(checks.check(view))
+    for finding in errors:
+        print(finding.text(), file=sys.stderr)
+    if errors:
+        print(f"kafkaform verify: {source} breaks the cluster rules above; fix it first "
+              f"(`kafkaform check -i {source}`)", file=sys.stderr)
+        return 1
+
+    visit, tuned = plan(view, matched, args.limit)
+    argv = ["-p", "no:cacheprovider", "-q", "-rfEs", f"--rootdir={VERIFY_DIR}",
+            f"--ansible-inventory={Path(source).resolve()}", f"--kafkaform-hosts={','.join(visit)}"]
+    if tuned:
+        argv.append("--hosts=" + ",".join(reach(host, view.hostvars.get(host, {}))
+                                          for host in tuned))
+    if args.junit_xml:
+        argv.append(f"--junitxml={args.junit_xml}")
+    argv += [str(VERIFY_DIR / CHECKS[name]) for name in args.checks]
+    print(f"kafkaform verify: {source}: {', '.join(args.checks)} on {len(visit)} host(s)",
+          file=sys.stderr)
+    return run_pytest(argv)
+
+
+def run_pytest(argv: list[str]) -> int:
+    """Run pytest in this process and map its outcome to kafkaform's exit codes."""
+    import pytest
+
+    # testinfra and the checks run ansible-inventory and ansible by name: this environment's.
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join(filter(None, (bindir, os.environ.get("PATH"))))
+    # The checks live in the installed package: write no bytecode or cache beside them.
+    sys.dont_write_bytecode = True
+    outcomes = Outcomes()
+    code = pytest.main(argv, plugins=[outcomes])
+    if outcomes.interrupted:
+        return 130
+    if code == pytest.ExitCode.OK:
+        if outcomes.passed:
+            return 0
+        print("kafkaform verify: nothing was checked: every check was skipped (reasons above). "
+              "Fix: an inventory, --limit or --checks with hosts for the checks", file=sys.stderr)
+        return 2
+    if code in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED):
+        return 1  # INTERRUPTED without a keyboard interrupt: a check module failed to load
+    if code == pytest.ExitCode.INTERNAL_ERROR:
+        return EXIT_BUG
+    return 2
