@@ -14,6 +14,7 @@ from typing import Any, Literal
 from . import model
 from .defaults import CLUSTER_DEFAULTS, role_default
 from .model import InventoryView, as_int
+from .rules import cite
 
 Severity = Literal["error", "warning"]
 
@@ -25,6 +26,9 @@ class Finding:
     fix: str
     hosts: tuple[str, ...] = ()
     severity: Severity = "error"
+
+    def __post_init__(self) -> None:
+        cite(self.rule)  # a finding outside the catalogue is a bug in the check, not in the input
 
     def text(self) -> str:
         where = ", ".join(self.hosts) if self.hosts else "inventory"
@@ -52,7 +56,8 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
     size = len(members)
     if size == 0:
         if view.members(model.KAFKA_BROKER):
-            yield Finding("ZK-06", "the kafka_broker group needs a ZooKeeper ensemble, and the "
+            yield Finding(cite("ZK-06"),
+                          "the kafka_broker group needs a ZooKeeper ensemble, and the "
                           "zookeeper group is empty", "add 3 or 5 hosts to the zookeeper group")
         return
     single_ok = is_true(view.cluster_var("kafkaform_allow_single_zookeeper"))
@@ -60,15 +65,17 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
     if size == 1 and single_ok:
         return
     if size % 2 == 0:
-        yield Finding("ZK-06", f"the ensemble has {size} members; an even ensemble tolerates no "
+        yield Finding(cite("ZK-06"),
+                      f"the ensemble has {size} members; an even ensemble tolerates no "
                       "more failures than one member fewer",
                       f"use {size - 1} or {size + 1} members", tuple(members))
     elif size == 1:
-        yield Finding("ZK-06", "a single ZooKeeper member is not fault tolerant",
+        yield Finding(cite("ZK-06"), "a single ZooKeeper member is not fault tolerant",
                       "use 3 or 5 members, or set kafkaform_allow_single_zookeeper: true for a "
                       "development cluster", tuple(members))
     elif size > 7 and not large_ok:
-        yield Finding("ZK-06", f"the ensemble has {size} members; more than 7 slows every write",
+        yield Finding(cite("ZK-06"),
+                      f"the ensemble has {size} members; more than 7 slows every write",
                       "use 5 or 7 members, or set kafkaform_allow_large_ensemble: true",
                       tuple(members))
 
@@ -97,18 +104,19 @@ def unique_ids(view: InventoryView, group: str, key: str, low: int, high: int | 
 
 
 def zookeeper_ids(view: InventoryView) -> Iterable[Finding]:
-    return unique_ids(view, model.ZOOKEEPER, "zookeeper_id", 1, 255, "ZK-03")
+    return unique_ids(view, model.ZOOKEEPER, "zookeeper_id", 1, 255, cite("ZK-03"))
 
 
 def broker_ids(view: InventoryView) -> Iterable[Finding]:
-    return unique_ids(view, model.KAFKA_BROKER, "kafka_broker_id", 0, None, "KB-02")
+    return unique_ids(view, model.KAFKA_BROKER, "kafka_broker_id", 0, None, cite("KB-02"))
 
 
 def racks_all_or_none(view: InventoryView) -> Iterator[Finding]:
     hosts = view.members(model.ZOOKEEPER) + view.members(model.KAFKA_BROKER)
     missing = [h for h in dict.fromkeys(hosts) if model.rack_of(view, h) is None]
     if missing and len(missing) < len(dict.fromkeys(hosts)):
-        yield Finding("RA-01", "rack is set on some ZooKeeper members and brokers but not on these",
+        yield Finding(cite("RA-01"),
+                      "rack is set on some ZooKeeper members and brokers but not on these",
                       "set rack on every ZooKeeper member and broker (in a cloud: its "
                       "availability zone), or on none", tuple(missing))
 
@@ -125,7 +133,8 @@ def no_rack_majority(view: InventoryView) -> Iterator[Finding]:
     majority = len(members) // 2 + 1
     for rack, hosts in sorted(by_rack.items()):
         if len(hosts) >= majority:
-            yield Finding("ZK-07", f"rack {rack} holds {len(hosts)} of {len(members)} ZooKeeper "
+            yield Finding(cite("ZK-07"),
+                          f"rack {rack} holds {len(hosts)} of {len(members)} ZooKeeper "
                           f"members, a majority: losing that rack loses the quorum",
                           f"move {len(hosts) - majority + 1} of them to other racks so no rack "
                           f"holds more than {majority - 1}", tuple(hosts))
@@ -137,7 +146,7 @@ def brokers_span_racks(view: InventoryView) -> Iterator[Finding]:
     if None in racks:
         return  # no racks at all is allowed, and racks on some only is racks_all_or_none's
     if len(brokers) > 1 and len(racks) == 1:
-        yield Finding("RA-02", f"every broker is in rack {racks.pop()}, so no partition can "
+        yield Finding(cite("RA-02"), f"every broker is in rack {racks.pop()}, so no partition can "
                       "survive losing it", "spread the brokers over at least 2 racks",
                       tuple(brokers))
 
@@ -150,15 +159,17 @@ def replication(view: InventoryView) -> Iterator[Finding]:
     isr_raw = view.cluster_var("kafka_min_insync_replicas")
     rf, isr = as_int(rf_raw), as_int(isr_raw)
     if rf is None or rf < 1:
-        yield Finding("TR-01", f"kafka_default_replication_factor is {rf_raw!r}",
+        yield Finding(cite("TR-01"), f"kafka_default_replication_factor is {rf_raw!r}",
                       "set it to a positive integer (3 is the norm)")
         return
     if rf > len(brokers):
-        yield Finding("TR-01", f"kafka_default_replication_factor {rf} is above the broker count "
+        yield Finding(cite("TR-01"),
+                      f"kafka_default_replication_factor {rf} is above the broker count "
                       f"{len(brokers)}", f"add brokers or set it to at most {len(brokers)}",
                       tuple(brokers))
     if isr is None or not 1 <= isr < rf:
-        yield Finding("TR-02", f"kafka_min_insync_replicas is {isr_raw!r} with replication factor "
+        yield Finding(cite("TR-02"),
+                      f"kafka_min_insync_replicas is {isr_raw!r} with replication factor "
                       f"{rf}; it must be at least 1 and below the replication factor, or one "
                       "broker down stops acks=all writes and no rolling restart is possible",
                       f"set kafka_min_insync_replicas to {max(1, rf - 1)}")
@@ -167,7 +178,7 @@ def replication(view: InventoryView) -> Iterator[Finding]:
 def spark_needs_master(view: InventoryView) -> Iterator[Finding]:
     workers = view.members(model.SPARK_WORKER)
     if workers and not view.members(model.SPARK_MASTER):
-        yield Finding("SP-01", "Spark workers have no master to register with",
+        yield Finding(cite("SP-01"), "Spark workers have no master to register with",
                       "add a host to the spark_master group", tuple(workers))
 
 
@@ -179,7 +190,8 @@ def spark_nodes(view: InventoryView) -> list[str]:
 def spark_single_master(view: InventoryView) -> Iterator[Finding]:
     masters = view.members(model.SPARK_MASTER)
     if len(masters) > 1:
-        yield Finding("SP-06", f"the spark_master group has {len(masters)} hosts; kafkaform runs "
+        yield Finding(cite("SP-06"),
+                      f"the spark_master group has {len(masters)} hosts; kafkaform runs "
                       "one standalone master, which survives restarts through its recovery "
                       "state (spark_node_master_recovery_mode)",
                       "keep one host in spark_master", tuple(masters))
@@ -194,12 +206,14 @@ def spark_shared_dir(view: InventoryView) -> Iterator[Finding]:
                             role_default("spark_node_shared_dir")))].append(host)
     for path, hosts in values.items():
         if not path.startswith("/") or path.rstrip("/") in ("", "/tmp", "/var/tmp"):
-            yield Finding("SP-07", f"spark_node_shared_dir is {path!r}", "set it to the absolute "
+            yield Finding(cite("SP-07"),
+                          f"spark_node_shared_dir is {path!r}", "set it to the absolute "
                           "path where a shared filesystem is mounted on every Spark node "
                           "(not / or a temporary directory)", tuple(hosts))
     if len(values) > 1:
         shown = "; ".join(f"{p} on {', '.join(h[:3])}" for p, h in values.items())
-        yield Finding("SP-07", f"spark_node_shared_dir differs between Spark nodes ({shown}), so "
+        yield Finding(cite("SP-07"),
+                      f"spark_node_shared_dir differs between Spark nodes ({shown}), so "
                       "the driver and the executors would write to different places",
                       "set spark_node_shared_dir once, in group_vars/all", tuple(nodes))
 
@@ -210,7 +224,7 @@ def pipeline_sources(view: InventoryView) -> Iterator[Finding]:
         return
     brokers = view.members(model.KAFKA_BROKER)
     if len(brokers) < 2:
-        yield Finding("CL-08", f"the pipeline on {masters[0]} needs at least two bootstrap "
+        yield Finding(cite("CL-08"), f"the pipeline on {masters[0]} needs at least two bootstrap "
                       f"brokers and the kafka_broker group has {len(brokers)}",
                       "add brokers to the kafka_broker group (3 or more in production)",
                       tuple(masters))
@@ -219,7 +233,8 @@ def pipeline_sources(view: InventoryView) -> Iterator[Finding]:
     declared = {str(t.get("name")) for host in brokers
                 for t in (view.var(host, "kafka_topics", []) or []) if isinstance(t, dict)}
     if brokers and topic not in declared:
-        yield Finding("SP-08", f"the pipeline reads topic {topic}, which kafka_topics does not "
+        yield Finding(cite("SP-08"),
+                      f"the pipeline reads topic {topic}, which kafka_topics does not "
                       "declare", f"declare {topic} in kafka_topics (partitions, replication "
                       "factor), or create it before the pipeline starts", tuple(masters),
                       "warning")
@@ -235,7 +250,7 @@ def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
                 values[repr(value)].append(host)
         if len(values) > 1:
             shown = "; ".join(f"{v} on {', '.join(h[:3])}" for v, h in values.items())
-            yield Finding("KF-01", f"{key} differs between hosts ({shown})",
+            yield Finding(cite("KF-01"), f"{key} differs between hosts ({shown})",
                           f"set {key} once, in group_vars/all")
 
 
@@ -259,17 +274,17 @@ def kernel_findings(host: str, sysctl: dict[str, str]) -> Iterator[Finding]:
     for proto in ("rmem", "wmem"):
         tcp_max, core_max = number(f"net.ipv4.tcp_{proto}", 2), number(f"net.core.{proto}_max")
         if tcp_max is not None and core_max is not None and tcp_max > core_max:
-            yield Finding("OS-01", f"net.ipv4.tcp_{proto} maximum {tcp_max} is above "
+            yield Finding(cite("OS-01"), f"net.ipv4.tcp_{proto} maximum {tcp_max} is above "
                           f"net.core.{proto}_max {core_max}",
                           f"raise net.core.{proto}_max or lower the tcp_{proto} maximum in "
                           "os_tuning_sysctl_overrides", (host,))
     background, dirty = number("vm.dirty_background_ratio"), number("vm.dirty_ratio")
     if background is not None and dirty is not None and background >= dirty:
-        yield Finding("OS-02", f"vm.dirty_background_ratio {background} is not below "
+        yield Finding(cite("OS-02"), f"vm.dirty_background_ratio {background} is not below "
                       f"vm.dirty_ratio {dirty}", "keep the background ratio below the dirty "
-                      "ratio (the literature: 5 and 60-80)", (host,))
+                      "ratio (usually 5 and 60-80)", (host,))
     if number("vm.swappiness") == 0:
-        yield Finding("OS-03", "vm.swappiness 0 lets the kernel's OOM killer fire instead of "
+        yield Finding(cite("OS-03"), "vm.swappiness 0 lets the kernel's OOM killer fire instead of "
                       "swapping", "use vm.swappiness 1", (host,))
 
 
@@ -277,7 +292,7 @@ def data_disk_declarations(view: InventoryView) -> Iterator[Finding]:
     for host in view.cluster_hosts():
         entries = view.var(host, "os_tuning_data_disks", []) or []
         if not isinstance(entries, list):
-            yield Finding("DF-03", "os_tuning_data_disks is not a list",
+            yield Finding(cite("DF-03"), "os_tuning_data_disks is not a list",
                           "declare a list of {device, mount, purpose}", (host,))
             continue
         devices: Counter[str] = Counter()
@@ -285,40 +300,41 @@ def data_disk_declarations(view: InventoryView) -> Iterator[Finding]:
         for index, entry in enumerate(entries):
             where = f"os_tuning_data_disks[{index}]"
             if not isinstance(entry, dict) and not hasattr(entry, "get"):
-                yield Finding("DF-03", f"{where} is not a mapping",
+                yield Finding(cite("DF-03"), f"{where} is not a mapping",
                               "declare {device, mount, purpose}", (host,))
                 continue
             if not entry.get("mount"):
-                yield Finding("DF-03", f"{where} has no mount point",
+                yield Finding(cite("DF-03"), f"{where} has no mount point",
                               "set mount to an absolute path", (host,))
             elif not str(entry["mount"]).startswith("/"):
-                yield Finding("DF-03", f"{where} mount {entry['mount']!r} is not an absolute path",
+                yield Finding(cite("DF-03"),
+                              f"{where} mount {entry['mount']!r} is not an absolute path",
                               "use an absolute path", (host,))
             else:
                 mounts[str(entry["mount"]).rstrip("/") or "/"] += 1
             if "device" not in entry:
-                yield Finding("DF-03", f"{where} has no device", "set device to the block "
+                yield Finding(cite("DF-03"), f"{where} has no device", "set device to the block "
                               "device, or device: null to use a directory on an existing "
                               "filesystem", (host,))
             elif entry["device"] is not None:
                 devices[str(entry["device"])] += 1
             if entry.get("purpose") not in model.DISK_PURPOSES:
-                yield Finding("DF-03", f"{where} purpose is {entry.get('purpose')!r}",
+                yield Finding(cite("DF-03"), f"{where} purpose is {entry.get('purpose')!r}",
                               f"use one of {', '.join(model.DISK_PURPOSES)}", (host,))
         for device, count in sorted(devices.items()):
             if count > 1:
-                yield Finding("DF-03", f"device {device} is declared {count} times",
+                yield Finding(cite("DF-03"), f"device {device} is declared {count} times",
                               "declare each device once", (host,))
         for mount, count in sorted(mounts.items()):
             if count > 1:
-                yield Finding("DF-03", f"mount point {mount} is used by {count} entries",
+                yield Finding(cite("DF-03"), f"mount point {mount} is used by {count} entries",
                               "give each data disk its own mount point", (host,))
 
 
 def dedicated_hosts(view: InventoryView) -> Iterator[Finding]:
     shared = set(view.members(model.ZOOKEEPER)) & set(view.members(model.KAFKA_BROKER))
     for host in sorted(shared):
-        yield Finding("ZK-11", "runs both ZooKeeper and a Kafka broker", "give ZooKeeper "
+        yield Finding(cite("ZK-11"), "runs both ZooKeeper and a Kafka broker", "give ZooKeeper "
                       "dedicated hosts in production", (host,), "warning")
 
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .rules import cite
+
 _HEADER = re.compile(r"^Topic:\s*(?P<name>\S+)\s+TopicId:.*?PartitionCount:\s*(?P<partitions>\d+)"
                      r"\s+ReplicationFactor:\s*(?P<rf>\d+)\s+Configs:\s*(?P<configs>.*)$")
 
@@ -62,9 +64,9 @@ def declared_problems(declared: Any) -> list[str]:
         seen.add(name)
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,249}", name) or name.startswith("__"):
             problems.append(f"topic {name}: use letters, digits, '.', '_', '-', no leading "
-                            "'__' (TR-06)")
+                            f"'__' ({cite('TR-06')})")
         elif "." in name and "_" in name:
-            problems.append(f"topic {name} mixes periods and underscores (TR-06)")
+            problems.append(f"topic {name} mixes periods and underscores ({cite('TR-06')})")
         for key in ("partitions", "replication_factor"):
             value = topic.get(key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -105,8 +107,8 @@ def plan(declared: Sequence[Mapping[str, Any]],
         if partitions < int(now["partitions"]):
             refused.append(f"topic {name}: refusing to decrease partitions from "
                            f"{now['partitions']} to {partitions}; Kafka cannot remove partitions "
-                           "(TR-05): declare partitions >= the current count, or create a new "
-                           "topic and migrate")
+                           f"({cite('TR-05')}): declare partitions >= the current count, or "
+                           "create a new topic and migrate")
         if rf != int(now["replication_factor"]):
             refused.append(f"topic {name}: refusing to change the replication factor from "
                            f"{now['replication_factor']} to {rf} in place; this needs a planned "

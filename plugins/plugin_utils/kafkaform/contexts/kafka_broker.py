@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
+from ..rules import cite
 from ..template_filters import java_properties
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
@@ -102,8 +103,8 @@ VARIABLE_KEYS = {
 
 #: Keys that would turn on application fsync (KB-13) or leave ZooKeeper mode.
 REFUSED_KEYS = {
-    "log.flush.interval.messages": "the literature disables application fsync (KB-13)",
-    "log.flush.interval.ms": "the literature disables application fsync (KB-13)",
+    "log.flush.interval.messages": f"the OS flushes, not the broker ({cite('KB-13')})",
+    "log.flush.interval.ms": f"the OS flushes, not the broker ({cite('KB-13')})",
     "process.roles": "kafkaform runs brokers in ZooKeeper mode (Kafka 3.9)",
 }
 
@@ -162,7 +163,7 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
         if fetch < int(model.get("message.max.bytes", 0)):
             problems.append("kafka_broker_extra_properties: replica.fetch.max.bytes "
                             f"{fetch} is below message.max.bytes {model['message.max.bytes']}: "
-                            "followers could not replicate the largest message (KB-12)")
+                            f"followers could not replicate the largest message ({cite('KB-12')})")
     return problems
 
 
@@ -171,9 +172,10 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     problems = extra_properties_problems(setting(settings, "kafka_broker_extra_properties"))
     if int(setting(settings, "kafka_broker_heap_mb")) < 128:
         problems.append("kafka_broker_heap_mb below 128 MB cannot run a broker "
-                        "(production: about 5 GB on a 64 GB host, JV-03)")
+                        f"(production: about 5 GB on a 64 GB host, {cite('JV-03')})")
     if int(setting(settings, "kafka_broker_num_recovery_threads_per_data_dir")) < 2:
-        problems.append("kafka_broker_num_recovery_threads_per_data_dir must be above 1 (KB-07)")
+        problems.append("kafka_broker_num_recovery_threads_per_data_dir must be above 1 "
+                        f"({cite('KB-07')})")
     for name in ("kafka_broker_num_partitions", "kafka_broker_log_retention_ms",
                  "kafka_broker_log_segment_bytes", "kafka_broker_message_max_bytes"):
         if int(setting(settings, name)) < 1:

@@ -15,6 +15,7 @@ from typing import Any
 from ..catalog import SCALA_BINARY_VERSION
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
+from ..rules import cite
 from ..template_filters import java_properties
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -96,7 +97,7 @@ def node_problems(cluster: Mapping[str, Any], host: str,
         problems.append(f"{host} is in neither the spark_master nor the spark_worker group: add "
                         "it to one, or leave the spark_node role off this host")
     if not masters:
-        problems.append("the spark_master group is empty: add one host to it (SP-01)")
+        problems.append(f"the spark_master group is empty: add one host to it ({cite('SP-01')})")
     return problems
 
 

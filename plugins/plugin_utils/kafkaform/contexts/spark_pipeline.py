@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..defaults import setting
+from ..rules import cite
 
 STATES = ("started", "stopped")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -32,7 +33,8 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
                         "dashes (it names the application and its directory)")
     topic = str(setting(settings, "spark_pipeline_topic"))
     if not _TOPIC.match(topic) or topic.startswith("__"):
-        problems.append(f"spark_pipeline_topic {topic!r} is not a valid user topic name (TR-06)")
+        problems.append(f"spark_pipeline_topic {topic!r} is not a valid user topic name "
+                        f"({cite('TR-06')})")
     interval = str(setting(settings, "spark_pipeline_trigger_interval"))
     if not _INTERVAL.match(interval):
         problems.append(f"spark_pipeline_trigger_interval {interval!r}: write it like "
@@ -57,8 +59,9 @@ def pipeline_problems(cluster: Mapping[str, Any], host: str,
     if host not in masters:
         problems.append(f"{host} is not in the spark_master group: the driver runs on the master")
     if len(cluster["brokers"]) < 2:
-        problems.append("the pipeline reads from at least two bootstrap brokers (CL-08); the "
-                        f"kafka_broker group has {len(cluster['brokers'])}")
+        problems.append("the pipeline reads from at least two bootstrap brokers "
+                        f"({cite('CL-08')}); the kafka_broker group has "
+                        f"{len(cluster['brokers'])}")
     return problems
 
 

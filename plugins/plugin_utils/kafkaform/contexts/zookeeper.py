@@ -15,6 +15,7 @@ from typing import Any
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
 from ..model import ZOOKEEPER_TXN_LOG
+from ..rules import cite
 from ..template_filters import java_properties
 
 #: Four-letter words monitoring needs; nothing else may be whitelisted. ZK-13
@@ -58,20 +59,22 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     unknown = [w for w in words if w not in FOUR_LETTER_WORDS]
     if unknown or not words:
         problems.append(f"zookeeper_four_letter_words: {', '.join(unknown) or 'empty'}; allowed: "
-                        f"{', '.join(FOUR_LETTER_WORDS)} (monitoring needs nothing else, ZK-13)")
+                        f"{', '.join(FOUR_LETTER_WORDS)} (monitoring needs nothing else, "
+                        f"{cite('ZK-13')})")
     if "srvr" not in words:
-        problems.append("zookeeper_four_letter_words must keep srvr: health checks use it (ZK-13)")
+        problems.append("zookeeper_four_letter_words must keep srvr: health checks use it "
+                        f"({cite('ZK-13')})")
     retain = int(setting(settings, "zookeeper_purge_snap_retain_count"))
     if retain < MIN_SNAP_RETAIN_COUNT:
         problems.append(f"zookeeper_purge_snap_retain_count is {retain}; ZooKeeper keeps at least "
-                        f"{MIN_SNAP_RETAIN_COUNT} snapshots (ZK-08)")
+                        f"{MIN_SNAP_RETAIN_COUNT} snapshots ({cite('ZK-08')})")
     method = setting(settings, "zookeeper_purge_method")
     if method not in PURGE_METHODS:
         problems.append(f"zookeeper_purge_method is {method!r}; "
                         f"choose {' or '.join(PURGE_METHODS)}")
     if int(setting(settings, "zookeeper_heap_mb")) < 64:
         problems.append("zookeeper_heap_mb below 64 MB cannot run ZooKeeper "
-                        "(production: 3-5 GB, ZK-10)")
+                        f"(production: 3-5 GB, {cite('ZK-10')})")
     return problems
 
 
