@@ -66,7 +66,7 @@ def markdown_text(text: str) -> str:
         elif kind == "U":
             out.append(f"<{inner}>")
         else:  # L(text,url)
-            label, _, url = inner.partition(",")
+            label, _comma, url = inner.partition(",")
             out.append(f"[{_escape(label.strip())}]({url.strip()})")
         last = match.end()
     out.append(_plain(text[last:]))

@@ -23,7 +23,7 @@ def parse_configs(text: str) -> dict[str, str]:
     configs = {}
     for item in text.strip().split(","):
         if "=" in item:
-            key, _, value = item.partition("=")
+            key, _equals, value = item.partition("=")
             configs[key.strip()] = value.strip()
     return configs
 

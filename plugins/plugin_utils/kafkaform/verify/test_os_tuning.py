@@ -1,4 +1,4 @@
-"""What the os_tuning role promises, checked on live hosts (MO-10; the OS, DF and FD rules of RULES.md).
+"""What the os_tuning role promises, checked on live hosts (MO-10; RULES.md: OS, DF, FD).
 
     kafkaform verify -i inventory/lab --checks os_tuning [--limit kf-kafka1]
 
