@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from . import model
-from .defaults import CLUSTER_DEFAULTS, role_default
+from .defaults import CLUSTER_DEFAULTS, as_bool, role_default
 from .model import InventoryView, as_int
 from .rules import cite
 
@@ -44,13 +44,6 @@ class Finding:
 Rule = Callable[[InventoryView], Iterable[Finding]]
 
 
-def is_true(value: Any) -> bool:
-    """Inventory booleans: YAML true, or the strings Ansible's ``bool`` filter accepts."""
-    if isinstance(value, str):
-        return value.strip().lower() in ("yes", "on", "1", "true", "y")
-    return bool(value)
-
-
 def ensemble_size(view: InventoryView) -> Iterator[Finding]:
     members = view.members(model.ZOOKEEPER)
     size = len(members)
@@ -60,8 +53,8 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
                           "the kafka_broker group needs a ZooKeeper ensemble, and the "
                           "zookeeper group is empty", "add 3 or 5 hosts to the zookeeper group")
         return
-    single_ok = is_true(view.cluster_var("kafkaform_allow_single_zookeeper"))
-    large_ok = is_true(view.cluster_var("kafkaform_allow_large_ensemble"))
+    single_ok = as_bool(view.cluster_var("kafkaform_allow_single_zookeeper"))
+    large_ok = as_bool(view.cluster_var("kafkaform_allow_large_ensemble"))
     if size == 1 and single_ok:
         return
     if size % 2 == 0:

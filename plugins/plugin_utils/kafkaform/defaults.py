@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -35,28 +36,61 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline")
 
 
-@cache
-def role_defaults(role: str) -> dict[str, Any]:
-    """A role's ``defaults/main.yml`` as plain data."""
-    path = role_dir(role) / "defaults" / "main.yml"
+def _load_mapping(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle) or {}
     if not isinstance(data, dict):
-        raise RuntimeError(f"{path}: expected a mapping of variables")
+        raise RuntimeError(f"{path}: expected a mapping")
     return data
+
+
+@cache
+def role_defaults(role: str) -> dict[str, Any]:
+    """A role's ``defaults/main.yml`` as plain data."""
+    return _load_mapping(role_dir(role) / "defaults" / "main.yml")
+
+
+@cache
+def role_options(role: str) -> dict[str, dict[str, Any]]:
+    """A role's inputs, name to spec, as its ``meta/argument_specs.yml`` declares them."""
+    path = role_dir(role) / "meta" / "argument_specs.yml"
+    options = _load_mapping(path).get("argument_specs", {}).get("main", {}).get("options", {})
+    if not isinstance(options, dict):
+        raise RuntimeError(f"{path}: argument_specs.main.options is not a mapping")
+    return options
+
+
+def _role_of(key: str) -> str | None:
+    return next((role for role in ROLE_PREFIXES if key.startswith(role + "_")), None)
 
 
 def role_default(key: str) -> Any:
     """The default of a cluster setting or of a role variable (found by its role prefix)."""
     if key in CLUSTER_DEFAULTS:
         return CLUSTER_DEFAULTS[key]
-    for role in ROLE_PREFIXES:
-        if key.startswith(role + "_"):
-            return role_defaults(role)[key]
+    role = _role_of(key)
+    if role is not None:
+        return role_defaults(role)[key]
     raise KeyError(f"{key} is neither a cluster setting nor a variable of {ROLE_PREFIXES}")
 
 
+def as_bool(value: Any) -> bool:
+    """An inventory boolean as Ansible's ``bool`` filter reads it: YAML true, or yes/on/1/true/y."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("yes", "on", "1", "true", "y")
+    return bool(value)
+
+
 def setting(settings: Mapping[str, Any], key: str) -> Any:
-    """A role variable from the settings a role hands its context, else the role's default."""
+    """A role variable from the settings a role hands its context, else the role's default.
+
+    A variable its role's argument spec types ``bool`` comes back as a bool: an inventory may
+    write "false", which Python would take for true.
+    """
     value = settings.get(key)
-    return role_default(key) if value is None else value
+    if value is None:
+        value = role_default(key)
+    role = _role_of(key)
+    if role is not None and role_options(role).get(key, {}).get("type") == "bool":
+        return as_bool(value)
+    return value

@@ -1,0 +1,64 @@
+"""The settings a kafkaform role hands its Python context, named once: in its argument spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.errors import AnsibleError
+from ansible.plugins.lookup import LookupBase
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.defaults import (
+    role_options,
+)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.paths import role_dir
+
+DOCUMENTATION = r"""
+name: role_settings
+author: kafkaform
+short_description: The inputs of a kafkaform role, as the play sees them
+description:
+  - Returns one mapping of variable name to templated value, for every input the role's
+    C(meta/argument_specs.yml) declares and that is defined where the lookup runs (role
+    defaults, inventory, play and extra vars), plus any other variables named.
+  - A role's context falls back to the role's defaults for a name the mapping lacks, so a new
+    role variable needs its default, its spec and its use, and no list of names anywhere else.
+options:
+  _terms:
+    description:
+      - A role of this collection (its argument spec names the variables), or a variable name.
+    required: true
+    type: list
+    elements: str
+"""
+
+EXAMPLES = r"""
+- name: Show what the kafka_broker role hands its context
+  ansible.builtin.debug:
+    msg: >-
+      {{ lookup('kafkaform.platform.role_settings', 'kafka_broker', 'os_tuning_nofile_limit') }}
+"""
+
+RETURN = r"""
+_raw:
+  description: One mapping of variable name to value.
+  type: list
+  elements: dict
+"""
+
+
+def input_names(terms: list[str]) -> list[str]:
+    """The variable names ``terms`` stand for: a role's declared inputs, or the name itself."""
+    names: list[str] = []
+    for term in terms:
+        if (role_dir(term) / "meta" / "argument_specs.yml").is_file():
+            names.extend(role_options(term))
+        else:
+            names.append(term)
+    return names
+
+
+class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
+    def run(self, terms: list[str], variables: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
+        if variables is None:
+            raise AnsibleError("role_settings: no variables to read")
+        found = {name: variables[name] for name in input_names(terms) if name in variables}
+        return [self._templar.template(found)]
