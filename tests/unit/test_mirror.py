@@ -12,13 +12,15 @@ import sys
 import tarfile
 import urllib.request
 import xml.etree.ElementTree as ET
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import BinaryIO
 
 import pytest
 
-from kafkaform import mirror
+from kafkaform import catalog, lab_image, mirror
 from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, join_url
 from kafkaform.checksum import file_sha512, parse_sha512
 from kafkaform.cli import build_parser
@@ -77,7 +79,6 @@ def test_connector_jars_sit_next_to_the_spark_archive() -> None:
     }
     for jar in CATALOG.spark_kafka_connector:
         assert jar.dist_path == f"spark/spark-{CATALOG.spark.version}/connector/{jar.file_name}"
-        assert jar.maven_url.endswith(f"/{jar.artifact}/{jar.version}/{jar.file_name}")
 
 
 def test_component_lookup_names_the_known_components() -> None:
@@ -215,6 +216,127 @@ def test_resolved_version_of_does_not_confuse_artifacts_with_digits() -> None:
     assert mirror.resolved_version_of("spark-sql-kafka-0-10_2.13", jars) == jars[0]
     assert mirror.resolved_version_of("kafka-clients", jars) == jars[1]
     assert mirror.resolved_version_of("kafka", jars) is None
+
+
+# ---------------------------------------------------------------------- maven's configuration
+
+SETTINGS_NS = "http://maven.apache.org/SETTINGS/1.0.0"
+CENTRAL = "https://central.example/maven2"
+
+
+def fake_maven_home(root: Path, central: str = CENTRAL, global_settings: str = "") -> Path:
+    """A Maven installation: a model-builder jar holding a super POM, and conf/settings.xml."""
+    home = root / "maven"
+    (home / "lib").mkdir(parents=True)
+    (home / "conf").mkdir()
+    super_pom = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<repositories><repository><id>snapshots</id><url>https://other.example/</url>"
+        f"</repository><repository><id>central</id><url>{central}</url></repository>"
+        "</repositories></project>"
+    )
+    with zipfile.ZipFile(home / "lib" / "maven-model-builder-3.9.9.jar", "w") as jar:
+        jar.writestr(mirror.SUPER_POM_ENTRY, super_pom)
+    if global_settings:
+        (home / "conf" / "settings.xml").write_text(global_settings)
+    return home
+
+
+def settings_xml(body: str) -> str:
+    return f'<?xml version="1.0"?>\n<settings xmlns="{SETTINGS_NS}">{body}</settings>\n'
+
+
+def a_mirror(url: str, mirror_of: str = "*", blocked: bool = False) -> str:
+    flag = "<blocked>true</blocked>" if blocked else ""
+    return (
+        f"<mirrors><mirror><id>m</id><mirrorOf>{mirror_of}</mirrorOf><url>{url}</url>{flag}"
+        "</mirror></mirrors>"
+    )
+
+
+def mirrors_of(settings: Path) -> list[tuple[str, str, str]]:
+    root = ET.parse(settings).getroot()
+    return [
+        (m.findtext("id", ""), m.findtext("mirrorOf", ""), m.findtext("url", ""))
+        for m in root.iterfind("mirrors/mirror")
+    ]
+
+
+def test_a_mirror_in_the_user_settings_leaves_maven_as_configured(tmp_path: Path) -> None:
+    user = tmp_path / "user-settings.xml"
+    user.write_text(settings_xml(a_mirror("https://nexus.corp.example/maven")))
+    home = fake_maven_home(tmp_path)
+    assert mirror.maven_settings_args(tmp_path, home, user) == []
+    assert not (tmp_path / "global-settings.xml").exists()
+
+
+def test_a_mirror_in_the_global_settings_leaves_maven_as_configured(tmp_path: Path) -> None:
+    home = fake_maven_home(tmp_path, global_settings=settings_xml(a_mirror("https://corp/m2")))
+    assert mirror.maven_settings_args(tmp_path, home, tmp_path / "absent.xml") == []
+
+
+def test_without_a_mirror_central_comes_from_the_super_pom(tmp_path: Path) -> None:
+    home = fake_maven_home(tmp_path)
+    args = mirror.maven_settings_args(tmp_path, home, tmp_path / "absent.xml")
+    assert args[0] == "-gs" and "-s" not in args
+    assert mirrors_of(Path(args[1])) == [
+        (mirror.CENTRAL_MIRROR_ID, mirror.CENTRAL_MIRROR_OF, CENTRAL)
+    ]
+
+
+def test_generated_settings_keep_the_global_ones_and_read_the_user_ones(tmp_path: Path) -> None:
+    # Maven's stock global settings block plain-HTTP repositories: a blocked mirror, no mirror.
+    blocker = a_mirror("http://0.0.0.0/", "external:http:*", blocked=True)
+    proxy = (
+        "<proxies><proxy><id>corp</id><host>proxy.corp</host><port>3128</port></proxy></proxies>"
+    )
+    home = fake_maven_home(tmp_path, global_settings=settings_xml(blocker + proxy))
+    user = tmp_path / "user-settings.xml"
+    user_text = settings_xml(
+        "<servers><server><id>central</id><username>me</username></server></servers>"
+    )
+    user.write_text(user_text)
+    args = mirror.maven_settings_args(tmp_path, home, user)
+    # The user settings are not replaced: Maven still reads them from their usual place.
+    assert args[0] == "-gs" and "-s" not in args
+    assert user.read_text() == user_text
+    generated = Path(args[1])
+    assert mirrors_of(generated) == [
+        (mirror.CENTRAL_MIRROR_ID, mirror.CENTRAL_MIRROR_OF, CENTRAL),
+        ("m", "external:http:*", "http://0.0.0.0/"),
+    ]
+    assert ET.parse(generated).getroot().findtext("proxies/proxy/host") == "proxy.corp"
+
+
+def test_a_maven_without_super_pom_is_reported(tmp_path: Path) -> None:
+    home = tmp_path / "maven"
+    (home / "lib").mkdir(parents=True)
+    with pytest.raises(mirror.MirrorError, match="super POM"):
+        mirror.maven_settings_args(tmp_path, home, tmp_path / "absent.xml")
+
+
+def test_unreadable_settings_are_reported_by_name(tmp_path: Path) -> None:
+    user = tmp_path / "user-settings.xml"
+    user.write_text("<settings><mirrors>")
+    with pytest.raises(mirror.MirrorError, match=r"user-settings\.xml"):
+        mirror.maven_settings_args(tmp_path, fake_maven_home(tmp_path), user)
+
+
+def test_maven_home_is_read_from_mvn_version() -> None:
+    output = "\x1b[1mApache Maven 3.8.7\x1b[m\nMaven home: /usr/share/maven\nJava version: 17\n"
+    assert mirror.parse_maven_home(output) == Path("/usr/share/maven")
+    assert mirror.parse_maven_home("Apache Maven 3.8.7\n") is None
+
+
+# -------------------------------------------------------------------- no registry host in code
+
+REGISTRY_HOSTS = ("repo1.maven.org", "repo.maven.apache.org", "deb.debian.org", "pypi.org")
+
+
+@pytest.mark.parametrize("module", [catalog, mirror, lab_image], ids=lambda m: m.__name__)
+def test_no_registry_host_is_written_into_the_code(module: ModuleType) -> None:
+    source = Path(str(module.__file__)).read_text()
+    assert [host for host in REGISTRY_HOSTS if host in source] == []
 
 
 # ------------------------------------------------------------------------- manifest / publish

@@ -23,11 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-#: Official Apache distribution root; the mirror replaces exactly this prefix.
+#: Official Apache distribution root: where roles download from when the inventory names no
+#: mirror (kafkaform_apache_mirror_url). The mirror replaces exactly this prefix.
 APACHE_DIST_ROOT = "https://archive.apache.org/dist/"
-
-#: Maven Central, where the mirror's jars come from.
-MAVEN_CENTRAL_ROOT = "https://repo1.maven.org/maven2/"
 
 #: Scala binary version of the Kafka and Spark builds (both must agree for the connector).
 SCALA_BINARY_VERSION = "2.13"
@@ -85,7 +83,7 @@ class Component(Published):
 
 @dataclass(frozen=True, slots=True)
 class MavenJar(Published):
-    """A jar taken as-is from Maven Central and published in the mirror at `dist_path`.
+    """A jar taken as-is from a Maven repository and published in the mirror at `dist_path`.
 
     Attributes:
         group: Maven groupId.
@@ -108,14 +106,6 @@ class MavenJar(Published):
     def coordinate(self) -> str:
         """`group:artifact:version`, as Maven and `spark-submit --packages` take it."""
         return f"{self.group}:{self.artifact}:{self.version}"
-
-    @property
-    def maven_url(self) -> str:
-        """URL of the jar on Maven Central."""
-        group_path = self.group.replace(".", "/")
-        return join_url(
-            MAVEN_CENTRAL_ROOT, f"{group_path}/{self.artifact}/{self.version}/{self.file_name}"
-        )
 
 
 @dataclass(frozen=True, slots=True)

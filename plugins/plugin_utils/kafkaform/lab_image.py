@@ -1,18 +1,21 @@
 """Build the lab's Debian 12 base image offline: debootstrap + `podman import`.
 
 No container registry is reachable here, so the image every lab host and molecule scenario runs
-(`localhost/kafkaform-debian12:latest`) is bootstrapped from deb.debian.org. The build is skipped
-when the image already carries the hash of the current recipe in its label.
+(`localhost/kafkaform-debian12:latest`) is bootstrapped from the Debian archive this machine's own
+apt sources name (or $KAFKAFORM_DEBIAN_MIRROR), so a company mirror works unchanged. The build is
+skipped when the image already carries the hash of the current recipe in its label.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .podman import CommandError, image_label, podman, say
@@ -20,7 +23,10 @@ from .podman import CommandError, image_label, podman, say
 IMAGE = "localhost/kafkaform-debian12:latest"
 RECIPE_LABEL = "org.kafkaform.recipe"
 SUITE = "bookworm"
-DEBIAN_MIRROR = "http://deb.debian.org/debian"
+APT_DIR = Path("/etc/apt")
+#: Override the Debian archive (and security archive) that the apt sources would give.
+MIRROR_ENV = "KAFKAFORM_DEBIAN_MIRROR"
+SECURITY_MIRROR_ENV = "KAFKAFORM_DEBIAN_SECURITY_MIRROR"
 HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
 
 # What a lab host needs beyond minbase: systemd as PID 1, what Ansible modules call (python3-apt
@@ -79,14 +85,10 @@ MASKED_UNITS: tuple[str, ...] = (
     "e2scrub_all.timer",
 )
 
-# Runs inside the new root filesystem (chroot) after debootstrap. Part of the recipe hash.
+# Runs inside the new root filesystem (chroot) after debootstrap and after sources_list() is
+# written. Part of the recipe hash.
 SETUP_SCRIPT = f"""\
 set -eu
-cat > /etc/apt/sources.list <<'EOF'
-deb {DEBIAN_MIRROR} {SUITE} main
-deb {DEBIAN_MIRROR} {SUITE}-updates main
-deb http://deb.debian.org/debian-security {SUITE}-security main
-EOF
 # Keep the image lean: no manuals or docs, now or from later apt installs.
 cat > /etc/dpkg/dpkg.cfg.d/01-kafkaform-nodoc <<'EOF'
 path-exclude /usr/share/doc/*
@@ -114,15 +116,155 @@ _NOISY = re.compile(
 )
 
 
+# --------------------------------------------------------------------------------------------
+# The machine's apt sources: where the image's Debian comes from
+
+
+@dataclass(frozen=True, slots=True)
+class AptSource:
+    """One (type, URI, suite) an apt source file declares, with its components."""
+
+    kind: str
+    uri: str
+    suite: str
+    components: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DebianMirrors:
+    """The archives the image is built from: main (debootstrap) and security (may be absent)."""
+
+    main: str
+    security: str | None
+
+
+def parse_one_line_sources(text: str) -> list[AptSource]:
+    """Entries of a sources.list file: `deb [options] URI SUITE [COMPONENT...]` lines."""
+    found: list[AptSource] = []
+    for raw in text.splitlines():
+        parts = raw.split("#", 1)[0].split(maxsplit=1)
+        if len(parts) < 2:
+            continue
+        kind, rest = parts
+        if rest.startswith("["):
+            rest = rest.partition("]")[2]
+        fields = rest.split()
+        if len(fields) >= 2:
+            found.append(AptSource(kind, fields[0], fields[1], tuple(fields[2:])))
+    return found
+
+
+def deb822_stanzas(text: str) -> list[dict[str, str]]:
+    """The stanzas of a deb822 file as {lower-cased field: value}, continuation lines joined."""
+    stanzas: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    field = ""
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if current:
+                stanzas.append(current)
+            current, field = {}, ""
+        elif line[0].isspace() and field:
+            current[field] += "\n" + line.strip()
+        else:
+            name, _colon, value = line.partition(":")
+            field = name.strip().lower()
+            current[field] = value.strip()
+    return stanzas
+
+
+def parse_deb822_sources(text: str) -> list[AptSource]:
+    """Entries of a .sources file: each combination of Types, URIs and Suites of a stanza.
+
+    Stanzas with `Enabled: no` are skipped, as apt skips them.
+    """
+    found: list[AptSource] = []
+    for stanza in deb822_stanzas(text):
+        if stanza.get("enabled", "yes").lower() == "no":
+            continue
+        components = tuple(stanza.get("components", "").split())
+        lists = (stanza.get(name, "").split() for name in ("types", "uris", "suites"))
+        for kind, uri, suite in itertools.product(*lists):
+            found.append(AptSource(kind, uri, suite, components))
+    return found
+
+
+def parse_apt_sources(name: str, text: str) -> list[AptSource]:
+    """Entries of one apt source file, in the format its name says (`.sources`: deb822)."""
+    if name.endswith(".sources"):
+        return parse_deb822_sources(text)
+    return parse_one_line_sources(text)
+
+
+def apt_source_files(apt_dir: Path = APT_DIR) -> list[Path]:
+    """The files apt reads its sources from, in apt's order; other names are ignored as by apt."""
+    parts = apt_dir / "sources.list.d"
+    files = [apt_dir / "sources.list"]
+    if parts.is_dir():
+        files += sorted(p for p in parts.iterdir() if p.suffix in (".list", ".sources"))
+    return [path for path in files if path.is_file()]
+
+
+def archive_serving(sources: list[AptSource], suite: str) -> str | None:
+    """The URI of the first binary (`deb`) source serving `suite` with its main component."""
+    for source in sources:
+        if source.kind == "deb" and source.suite == suite and "main" in source.components:
+            return source.uri
+    return None
+
+
+def mirror_from_env(name: str) -> str | None:
+    """A mirror URI set in the environment, or None when unset."""
+    uri = os.environ.get(name, "").strip()
+    if uri and any(char.isspace() for char in uri):
+        raise CommandError(f"{name}={uri!r} is not a single URI")
+    return uri or None
+
+
+def debian_mirrors(apt_dir: Path = APT_DIR) -> DebianMirrors:
+    """The Debian archives of this machine's apt sources, unless the environment names them."""
+    files = apt_source_files(apt_dir)
+    sources = [entry for path in files for entry in parse_apt_sources(path.name, path.read_text())]
+    main = mirror_from_env(MIRROR_ENV) or archive_serving(sources, SUITE)
+    if main is None:
+        read = ", ".join(str(path) for path in files) or f"no source file under {apt_dir}"
+        raise CommandError(
+            f"no apt source of this machine serves Debian {SUITE} (read: {read}); add an apt"
+            f" source for Debian {SUITE}, or set {MIRROR_ENV}=URI"
+        )
+    security = mirror_from_env(SECURITY_MIRROR_ENV) or archive_serving(sources, f"{SUITE}-security")
+    return DebianMirrors(main, security)
+
+
+def sources_list(mirrors: DebianMirrors) -> str:
+    """The image's /etc/apt/sources.list: the archives the image was built from."""
+    lines = [f"deb {mirrors.main} {SUITE} main", f"deb {mirrors.main} {SUITE}-updates main"]
+    if mirrors.security:
+        lines.append(f"deb {mirrors.security} {SUITE}-security main")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Building
+
+
 def host_ca_certificates() -> list[Path]:
     """The machine's extra CA certificates, which HTTPS to PyPI needs from inside containers."""
     return sorted(HOST_CA_DIR.glob("*.crt")) if HOST_CA_DIR.is_dir() else []
 
 
-def recipe_hash(certificates: list[Path]) -> str:
-    """Hash of everything that shapes the image; a change in any of it forces a rebuild."""
+def recipe_hash(certificates: list[Path], mirrors: DebianMirrors | None = None) -> str:
+    """Hash of everything that shapes the image; a change in any of it forces a rebuild.
+
+    `mirrors` defaults to this machine's (debian_mirrors()): another archive rebuilds the image.
+    """
+    if mirrors is None:
+        mirrors = debian_mirrors()
     digest = hashlib.sha256()
-    for part in (SUITE, DEBIAN_MIRROR, " ".join(sorted(PACKAGES)), SETUP_SCRIPT):
+    parts = (SUITE, mirrors.main, sources_list(mirrors), " ".join(sorted(PACKAGES)), SETUP_SCRIPT)
+    for part in parts:
         digest.update(part.encode() + b"\0")
     for cert in certificates:
         digest.update(cert.name.encode() + b"\0" + cert.read_bytes() + b"\0")
@@ -137,18 +279,24 @@ def image_is_current(recipe: str) -> bool:
 def ensure_image(cache: Path, *, force: bool = False) -> None:
     """Build the base image unless an image of the same recipe exists."""
     certificates = host_ca_certificates()
-    recipe = recipe_hash(certificates)
+    mirrors = debian_mirrors()
+    recipe = recipe_hash(certificates, mirrors)
     if not force and image_is_current(recipe):
         say(f"image {IMAGE} is current (recipe {recipe})")
         return
+    if mirrors.security is None:
+        say(
+            f"note: no apt source serves {SUITE}-security (set {SECURITY_MIRROR_ENV}=URI to add"
+            " one); the image gets no security archive"
+        )
     start = time.monotonic()
     workdir = cache / "lab" / "image-build"
     rootfs = workdir / "rootfs"
     remove_rootfs(rootfs)
     rootfs.mkdir(parents=True)
     try:
-        debootstrap(rootfs, cache / "lab" / "debs", start)
-        configure(rootfs, certificates)
+        debootstrap(rootfs, cache / "lab" / "debs", start, mirrors.main)
+        configure(rootfs, certificates, mirrors)
         say(f"[{time.monotonic() - start:5.1f}s] importing into podman as {IMAGE}")
         import_rootfs(rootfs, recipe)
     finally:
@@ -156,8 +304,8 @@ def ensure_image(cache: Path, *, force: bool = False) -> None:
     say(f"[{time.monotonic() - start:5.1f}s] image {IMAGE} built (recipe {recipe})")
 
 
-def debootstrap(rootfs: Path, deb_cache: Path, start: float) -> None:
-    """Bootstrap a minimal Debian into rootfs, streaming its stage lines as progress."""
+def debootstrap(rootfs: Path, deb_cache: Path, start: float, mirror: str) -> None:
+    """Bootstrap a minimal Debian from `mirror` into rootfs, streaming its stage lines."""
     if shutil.which("debootstrap") is None:
         raise CommandError("debootstrap not installed: run ./dev install")
     # Keeping the downloaded .debs makes a rebuild after a recipe change mostly offline.
@@ -169,14 +317,18 @@ def debootstrap(rootfs: Path, deb_cache: Path, start: float) -> None:
         f"--cache-dir={deb_cache}",
         SUITE,
         str(rootfs),
-        DEBIAN_MIRROR,
+        mirror,
     ]
-    say(f"[{0:5.1f}s] debootstrap {SUITE} into {rootfs} ({len(PACKAGES)} extra packages)")
+    say(
+        f"[{0:5.1f}s] debootstrap {SUITE} from {mirror} into {rootfs}"
+        f" ({len(PACKAGES)} extra packages)"
+    )
     lines: list[str] = []
     with subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as proc:
-        assert proc.stdout is not None
+        if proc.stdout is None:
+            raise RuntimeError("debootstrap was started without a pipe for its output")
         for raw in proc.stdout:
             line = raw.rstrip()
             lines.append(line)
@@ -185,12 +337,13 @@ def debootstrap(rootfs: Path, deb_cache: Path, start: float) -> None:
     if proc.returncode != 0:
         tail = "\n".join(lines[-15:])
         raise CommandError(
-            f"debootstrap failed ({proc.returncode}); is http://deb.debian.org reachable?\n{tail}"
+            f"debootstrap failed ({proc.returncode}); is {mirror} reachable?\n{tail}"
         )
 
 
-def configure(rootfs: Path, certificates: list[Path]) -> None:
-    """Copy the host's CA certificates in and run the setup script inside the new root."""
+def configure(rootfs: Path, certificates: list[Path], mirrors: DebianMirrors) -> None:
+    """Write the apt sources, copy the host's CA certificates in and run the setup script."""
+    (rootfs / "etc/apt/sources.list").write_text(sources_list(mirrors))
     target = rootfs / HOST_CA_DIR.relative_to("/")
     target.mkdir(parents=True, exist_ok=True)
     for cert in certificates:
@@ -223,7 +376,8 @@ def import_rootfs(rootfs: Path, recipe: str) -> None:
         ],
         stdout=subprocess.PIPE,
     )
-    assert tar.stdout is not None
+    if tar.stdout is None:
+        raise RuntimeError("tar was started without a pipe for its output")
     proc = subprocess.run(
         [
             "podman",

@@ -1,12 +1,13 @@
-"""The artifact mirror: release archives rebuilt from Maven Central and PyPI, served over HTTP.
+"""The artifact mirror: release archives rebuilt from Maven and Python packages, served over HTTP.
 
     kafkaform mirror build [--dir DIR] [--only NAME]   assemble the archives of the catalog
     kafkaform mirror serve [--dir DIR] [--bind ADDR] [--port N]
 
 Apache download sites are unreachable from the build machines, so the mirror re-assembles each
 release archive with the official internal layout from what is reachable: Kafka and ZooKeeper
-from their jars on Maven Central (dependency closure resolved by Maven), Spark from the PyPI
-`pyspark` sdist (which carries Spark's jars/, bin/ and python/lib/). Archives sit under the same
+from their jars (dependency closure resolved by Maven through the repositories it is configured
+for, Maven Central by default), Spark from the `pyspark` sdist (which carries Spark's jars/, bin/
+and python/lib/) that pip downloads from its configured index. Archives sit under the same
 paths as under https://archive.apache.org/dist/ (see kafkaform.catalog), each with a `.sha512`
 next to it, so roles take the mirror URL as a drop-in replacement for the Apache dist root.
 
@@ -34,13 +35,14 @@ import sys
 import tarfile
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .catalog import CATALOG, MAVEN_CENTRAL_ROOT, Catalog, Component, MavenJar
+from .catalog import CATALOG, Catalog, Component, MavenJar
 from .checksum import file_sha512, format_gpg_print_md, format_sha512sum, parse_sha512
 
 #: Bump when the way archives are assembled changes: every archive is then rebuilt once.
@@ -118,8 +120,13 @@ class Member:
         """Size in bytes of the member's content."""
         if self.data is not None:
             return len(self.data)
-        assert self.source is not None
-        return self.source.stat().st_size
+        return self.file().stat().st_size
+
+    def file(self) -> Path:
+        """The file the content comes from (for a member without `data`)."""
+        if self.source is None:
+            raise TypeError(f"archive member {self.path!r} has neither data nor a source file")
+        return self.source
 
 
 def text_member(path: str, text: str, executable: bool = False) -> Member:
@@ -183,8 +190,7 @@ def write_tarball(members: Sequence[Member], top_dir: str, target: BinaryIO) -> 
             if member.data is not None:
                 tar.addfile(info, io.BytesIO(member.data))
             else:
-                assert member.source is not None
-                with open(member.source, "rb") as content:
+                with open(member.file(), "rb") as content:
                     tar.addfile(info, content)
 
 
@@ -372,54 +378,176 @@ def maven_pom(roots: Sequence[str], bom: str | None = None) -> str:
     )
 
 
-MAVEN_SETTINGS = f"""\
-<?xml version="1.0" encoding="UTF-8"?>
-<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
-  <mirrors>
-    <mirror>
-      <id>central-only</id>
-      <mirrorOf>*</mirrorOf>
-      <url>{MAVEN_CENTRAL_ROOT}</url>
-    </mirror>
-  </mirrors>
-</settings>
-"""
+#: The super POM inside Maven's installation: the parent of every POM, defining Central.
+SUPER_POM_ENTRY = "org/apache/maven/model/pom-4.0.0.xml"
+
+#: Id of the generated mirror: the local repository records each artifact under it, so keeping
+#: it stable lets later builds, even offline, reuse what earlier ones downloaded.
+CENTRAL_MIRROR_ID = "central-only"
+
+#: The repositories the generated mirror stands in for: every remote one (not file:// or
+#: localhost), so repositories that dependency POMs declare are fetched from Central too.
+CENTRAL_MIRROR_OF = "external:*"
 
 
-def maven_settings_args(work: Path) -> list[str]:
-    """`-s settings.xml` sending every repository to Maven Central, unless the user has settings.
+def maven_home() -> Path:
+    """Maven's installation directory, as `mvn --version` reports it."""
+    hint = "install Maven (apt-get install maven) or put `mvn` on PATH"
+    if shutil.which("mvn") is None:
+        raise MirrorError(f"mvn is not installed; {hint}")
+    result = subprocess.run(
+        ["mvn", "--batch-mode", "--version"], capture_output=True, text=True, check=False
+    )
+    output = result.stdout + result.stderr
+    home = parse_maven_home(output)
+    if result.returncode != 0 or home is None:
+        raise MirrorError(f"`mvn --version` reported no Maven home; {hint}:\n{output.strip()}")
+    return home
 
-    Spark's parent POM declares a Google Cloud mirror of Central that is unreachable here; Maven
-    would try it first and fail. The user's own ~/.m2/settings.xml (a proxy, a company mirror)
-    wins when there is one.
+
+def parse_maven_home(version_output: str) -> Path | None:
+    """The directory of the "Maven home: ..." line of `mvn --version`, colour codes aside."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", version_output)
+    found = re.search(r"^Maven home: (.+)$", plain, re.MULTILINE)
+    return Path(found.group(1).strip()) if found else None
+
+
+def _local_name(tag: str) -> str:
+    """An XML tag without its namespace: Maven reads settings and POMs by local names."""
+    return tag.rpartition("}")[2]
+
+
+def _children(element: ET.Element, name: str) -> list[ET.Element]:
+    """The child elements called `name`, whatever namespace the file uses."""
+    return [child for child in element if _local_name(child.tag) == name]
+
+
+def _child_text(element: ET.Element, name: str) -> str:
+    """Stripped text of the first child called `name`, or "" if there is none."""
+    found = _children(element, name)
+    return (found[0].text or "").strip() if found else ""
+
+
+def read_xml(path: Path, what: str) -> ET.Element:
+    """Parse an XML file; a broken one raises MirrorError naming it."""
+    try:
+        return ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as error:
+        raise MirrorError(f"cannot read {what} {path}: {error}; fix or remove it") from error
+
+
+def settings_mirrors(path: Path) -> list[str]:
+    """Ids of the mirrors a Maven settings.xml declares; [] when the file does not exist.
+
+    Blocked mirrors do not count: they only refuse repositories (Maven's own global settings
+    block plain-HTTP ones that way) and serve nothing in their place.
     """
-    if (Path.home() / ".m2" / "settings.xml").is_file():
+    if not path.is_file():
         return []
-    settings = work / "settings.xml"
-    settings.write_text(MAVEN_SETTINGS)
-    return ["-s", str(settings)]
+    root = read_xml(path, "Maven settings")
+    return [
+        _child_text(mirror, "id")
+        for mirrors in _children(root, "mirrors")
+        for mirror in _children(mirrors, "mirror")
+        if _child_text(mirror, "blocked").lower() != "true"
+    ]
+
+
+def central_url_of_super_pom(pom: bytes) -> str | None:
+    """The URL of the `central` repository a super POM declares."""
+    root = ET.fromstring(pom)
+    for repositories in _children(root, "repositories"):
+        for repository in _children(repositories, "repository"):
+            if _child_text(repository, "id") == "central":
+                return _child_text(repository, "url") or None
+    return None
+
+
+def maven_central_url(home: Path) -> str:
+    """Central as the Maven installation at `home` defines it, read from its super POM."""
+    lib = home / "lib"
+    # maven-model-builder holds the super POM; other jars are searched in case a release moves it.
+    jars = sorted(lib.glob("maven-model-builder-*.jar"))
+    jars += [jar for jar in sorted(lib.glob("maven-*.jar")) if jar not in jars]
+    for jar in jars:
+        pom = jar_entry(jar, SUPER_POM_ENTRY)
+        url = central_url_of_super_pom(pom) if pom is not None else None
+        if url:
+            return url
+    raise MirrorError(
+        f"found no super POM ({SUPER_POM_ENTRY}) declaring `central` in the jars of {lib};"
+        " is this a complete Maven installation?"
+    )
+
+
+def central_mirror_settings(global_settings: Path, central_url: str) -> bytes:
+    """Maven's global settings (if any) plus a mirror of every external repository on Central."""
+    if global_settings.is_file():
+        root = read_xml(global_settings, "Maven global settings")
+    else:
+        root = ET.Element("settings")
+    # Maven matches elements by local name; plain names spare ElementTree's ns0: prefixes.
+    for element in root.iter():
+        element.tag = _local_name(element.tag)
+    mirrors = next(iter(_children(root, "mirrors")), None)
+    if mirrors is None:
+        mirrors = ET.SubElement(root, "mirrors")
+    mirror = ET.Element("mirror")
+    for name, text in (
+        ("id", CENTRAL_MIRROR_ID),
+        ("mirrorOf", CENTRAL_MIRROR_OF),
+        ("url", central_url),
+    ):
+        ET.SubElement(mirror, name).text = text
+    # First, so it wins over a pattern mirror such as the plain-HTTP blocker.
+    mirrors.insert(0, mirror)
+    data: bytes = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+    return data
+
+
+def maven_settings_args(work: Path, home: Path, user_settings: Path | None = None) -> list[str]:
+    """Maven options that keep resolution on the repositories the machine is configured for.
+
+    Spark's parent POM declares a Google Cloud mirror of Central as a repository; it is
+    unreachable here and Maven would try it first. A mirror in the user settings
+    (`user_settings`, default ~/.m2/settings.xml) or in the installation's global settings
+    (`home`/conf/settings.xml) already decides where such repositories go: Maven then runs as
+    configured, with no options. Otherwise `-gs` names a copy of the global settings with one
+    mirror added, sending every external repository to Central as the installation's own super
+    POM names it. The user settings stay where Maven reads them, so their servers, proxies and
+    local repository still apply, and no host name is written here.
+    """
+    user_settings = user_settings or Path.home() / ".m2" / "settings.xml"
+    global_settings = home / "conf" / "settings.xml"
+    if settings_mirrors(user_settings) or settings_mirrors(global_settings):
+        return []
+    settings = work / "global-settings.xml"
+    settings.write_bytes(central_mirror_settings(global_settings, maven_central_url(home)))
+    return ["-gs", str(settings)]
 
 
 def maven_resolve(roots: Sequence[str], work: Path, bom: str | None = None) -> list[Path]:
     """Copy the runtime dependency closure of `roots` (roots included) into `work/jars`.
 
-    Uses the user's ~/.m2 repository, so jars already downloaded are not fetched again, and
-    `--strict-checksums` so a corrupted download fails instead of landing in an archive.
+    Maven runs with the machine's own configuration (see maven_settings_args) and the user's
+    ~/.m2 repository, so jars already downloaded are not fetched again; `--strict-checksums`
+    makes a corrupted download fail instead of landing in an archive.
     """
     work.mkdir(parents=True, exist_ok=True)
     (work / "pom.xml").write_text(maven_pom(roots, bom))
     out = work / "jars"
     command = [
         "mvn", "-B", "-q", "--strict-checksums", "-f", str(work / "pom.xml"),
-        *maven_settings_args(work),
+        *maven_settings_args(work, maven_home()),
         f"{DEPENDENCY_PLUGIN}:copy-dependencies",
         "-DincludeScope=runtime",
         "-Dmdep.useRepositoryLayout=false",
         f"-DoutputDirectory={out}",
     ]  # fmt: skip
     hint = (
-        "check that Maven Central (https://repo1.maven.org/maven2/) is reachable and that `mvn`"
-        f" works (apt-get install maven); the generated POM is {work / 'pom.xml'}"
+        "check that the Maven repositories your settings.xml configures (or Maven Central) are"
+        f" reachable and that `mvn` works (apt-get install maven); the generated POM is"
+        f" {work / 'pom.xml'}"
     )
     run_tool(command, "maven dependency resolution", hint)
     jars = sorted(out.glob("*.jar"))
@@ -429,16 +557,23 @@ def maven_resolve(roots: Sequence[str], work: Path, bom: str | None = None) -> l
 
 
 def pyspark_sdist(version: str, cache: Path) -> Path:
-    """The PyPI `pyspark==version` sdist, downloaded once into `cache/pypi` (~450 MB)."""
+    """The `pyspark==version` sdist, downloaded once into `cache/pypi` (~450 MB).
+
+    `pip download` fetches it from the package index pip is configured for (pip.conf,
+    PIP_INDEX_URL), so a company's own index works unchanged.
+    """
     target = cache / "pypi" / f"pyspark-{version}.tar.gz"
     if target.is_file():
         return target
-    progress(f"spark {version}", "downloading pyspark sdist from PyPI (~450 MB, once)")
+    progress(f"spark {version}", "downloading pyspark sdist with pip (~450 MB, once)")
     command = [
         sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
         "--no-binary", ":all:", f"pyspark=={version}", "-d", str(target.parent),
     ]  # fmt: skip
-    hint = f"check that PyPI is reachable (pip config, proxy); the download goes to {target.parent}"
+    hint = (
+        "check that the package index pip is configured for is reachable (`pip config list`,"
+        f" proxy); the download goes to {target.parent}"
+    )
     run_tool(command, f"pip download pyspark=={version}", hint)
     if not target.is_file():
         raise MirrorError(f"pip did not leave {target}; {hint}")
