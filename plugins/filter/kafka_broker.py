@@ -10,7 +10,6 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.conte
     kafka_broker as context,
 )
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.topics import (
-    declared_problems,
     parse_describe,
     plan,
 )
@@ -25,7 +24,5 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "kafka_broker_context": context.kafka_broker_context,
-            "kafka_broker_settings_problems": context.settings_problems,
-            "kafka_topics_problems": declared_problems,
             "kafka_topics_plan": kafka_topics_plan,
         }

@@ -14,5 +14,4 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "spark_node_context": context.spark_node_context,
-            "spark_node_problems": context.node_problems,
         }

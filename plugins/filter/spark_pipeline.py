@@ -14,5 +14,4 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "spark_pipeline_context": context.spark_pipeline_context,
-            "spark_pipeline_problems": context.pipeline_problems,
         }

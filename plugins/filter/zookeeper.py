@@ -14,5 +14,4 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "zookeeper_context": context.zookeeper_context,
-            "zookeeper_settings_problems": context.settings_problems,
         }

@@ -88,7 +88,15 @@ def ansible_playbook(playbook: str, inventory: Path) -> subprocess.CompletedProc
                           capture_output=True, text=True, check=False, cwd=ROOT, env=env)
 
 
-@pytest.mark.parametrize("playbook", ["preflight.yml", "site.yml"])
+#: Every playbook a user runs; each imports the preflight first.
+PLAYBOOKS = sorted(p.name for p in (ROOT / "playbooks").glob("*.yml"))
+
+
+def test_every_playbook_is_covered() -> None:
+    assert {"preflight.yml", "site.yml", "zookeeper.yml", "kafka_broker.yml"} <= set(PLAYBOOKS)
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
 def test_playbooks_stop_on_a_bad_inventory_before_touching_a_host(
         tmp_path: Path, playbook: str) -> None:
     result = ansible_playbook(playbook, bad_inventory(tmp_path))

@@ -164,6 +164,27 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
      mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
          {"device": "/dev/vdb", "mount": "/data0", "purpose": "logs"}])),
      {}, "DF-03", "purpose is 'logs'", {"k1"}),
+    # Each role's own input checks run in the preflight, before any host is touched.
+    ("ZooKeeper heap too small on two members",
+     mutate(lambda s: [s["zookeeper"][h].update(zookeeper_heap_mb=32) for h in ("zk1", "zk2")]),
+     {}, "ZK-10", "zookeeper_heap_mb below 64 MB", {"zk1", "zk2"}),
+    ("unknown ZooKeeper purge method",
+     mutate(lambda s: s["zookeeper"]["zk3"].update(zookeeper_purge_method="cron")),
+     {}, "KF-02", "zookeeper_purge_method is 'cron'", {"zk3"}),
+    ("broker application fsync",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(
+         kafka_broker_extra_properties={"log.flush.interval.ms": 1000})),
+     {}, "KB-13", "log.flush.interval.ms", {"k2"}),
+    ("illegal topic name",
+     mutate(lambda s: [s["kafka_broker"][h].update(kafka_topics=[*TOPICS, {
+         "name": "__mine", "partitions": 3, "replication_factor": 3}]) for h in s["kafka_broker"]]),
+     {}, "TR-06", "topic __mine", {"k1", "k2", "k3"}),
+    ("pipeline trigger interval unreadable",
+     mutate(lambda s: s["spark_master"]["sm"].update(spark_pipeline_trigger_interval="2s")),
+     {}, "KF-02", "spark_pipeline_trigger_interval '2s'", {"sm"}),
+    ("Spark daemon heap too small on the worker",
+     mutate(lambda s: s["spark_worker"]["sw1"].update(spark_node_daemon_heap_mb=64)),
+     {}, "KF-02", "spark_node_daemon_heap_mb below 128 MB", {"sw1"}),
 ]
 
 

@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import model
-from .defaults import CLUSTER_DEFAULTS, as_bool, role_default
+from . import model, topics
+from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
+from .defaults import CLUSTER_DEFAULTS, as_bool, role_default, role_options
 from .model import InventoryView, as_int
-from .rules import cite
+from .rules import ID_PATTERN, cite
 
 Severity = Literal["error", "warning"]
 
@@ -331,6 +332,41 @@ def dedicated_hosts(view: InventoryView) -> Iterator[Finding]:
                       "dedicated hosts in production", (host,), "warning")
 
 
+#: Each role's check of its own inputs, by the group whose hosts run the role. The contexts refuse
+#: to render with the same problems; the preflight reports them before any host is touched.
+ROLE_INPUT_CHECKS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[str]]], ...] = (
+    ("zookeeper", model.ZOOKEEPER, zookeeper.settings_problems),
+    ("kafka_broker", model.KAFKA_BROKER, kafka_broker.settings_problems),
+    ("spark_node", model.SPARK_MASTER, spark_node.settings_problems),
+    ("spark_node", model.SPARK_WORKER, spark_node.settings_problems),
+    ("spark_pipeline", model.SPARK_MASTER, spark_pipeline.settings_problems),
+)
+
+
+def host_inputs(view: InventoryView, role: str, host: str) -> dict[str, Any]:
+    """The inputs of ``role`` the inventory sets for ``host``; the role's defaults fill the rest."""
+    return {name: value for name in role_options(role)
+            if (value := view.var(host, name)) is not None}
+
+
+def role_inputs(view: InventoryView) -> Iterator[Finding]:
+    """Every role's own input checks, on every host of its group, one finding per problem."""
+    hosts_by_problem: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for role, group, problems_of in ROLE_INPUT_CHECKS:
+        for host in view.members(group):
+            for problem in problems_of(host_inputs(view, role, host)):
+                if host not in hosts_by_problem[role, problem]:
+                    hosts_by_problem[role, problem].append(host)
+    for broker in view.members(model.KAFKA_BROKER)[:1]:  # kafka_topics is one cluster setting
+        for problem in topics.declared_problems(view.var(broker, "kafka_topics", []) or []):
+            hosts_by_problem["kafka_broker", problem] = view.members(model.KAFKA_BROKER)
+    for (role, problem), hosts in hosts_by_problem.items():
+        cited = ID_PATTERN.search(problem)
+        yield Finding(cited[0] if cited else cite("KF-02"), problem,
+                      f"change it in the inventory (roles/{role}/README.md lists the role's "
+                      "inputs)", tuple(hosts))
+
+
 RULES: tuple[Rule, ...] = (
     ensemble_size,
     zookeeper_ids,
@@ -347,6 +383,7 @@ RULES: tuple[Rule, ...] = (
     kernel_settings,
     data_disk_declarations,
     dedicated_hosts,
+    role_inputs,
 )
 
 

@@ -504,6 +504,12 @@ CATALOGUE: tuple[Rule, ...] = (
          "Set kafka_cluster_name, kafka_default_replication_factor, kafka_min_insync_replicas "
          "and the other cluster settings once, in group_vars/all.",
          (PREFLIGHT,)),
+    Rule("KF-02", "Every role input has a value its role can use",
+         "A setting a role cannot render (a heap too small to start, a value spanning lines, a "
+         "choice the role does not know) would fail on a host, or worse start a broken service.",
+         "Correct the setting the finding names; each role's README lists its inputs, types "
+         "and choices.",
+         (PREFLIGHT,)),
 )
 
 #: The catalogue by id.
@@ -531,7 +537,8 @@ def checker(path: str) -> str:
     if path.startswith("roles/"):
         return f"{path.split('/')[1]} role"
     if "/contexts/" in path:
-        return f"{Path(path).stem} role"
+        # The preflight runs each role's input checks (checks.role_inputs) before any host.
+        return f"preflight ({Path(path).stem} inputs)"
     if "/verify/" in path:
         return "live-host tests"
     if path.startswith("benchmarks/"):

@@ -87,8 +87,12 @@ def plan(declared: Sequence[Mapping[str, Any]],
     + current: :func:`parse_describe` output (topics missing from it do not exist)
 
     Each action is ``{"topic", "action": create|partitions|configs, ..., "message"}``; each refusal
-    ``{"topic", "message"}``. A topic with a refusal gets no action at all.
+    ``{"topic", "message"}``. A topic with a refusal gets no action at all. Raises ``ValueError``
+    on declarations :func:`declared_problems` rejects (the preflight reports them first).
     """
+    problems = declared_problems(declared)
+    if problems:
+        raise ValueError("; ".join(problems))
     actions: list[dict[str, Any]] = []
     refusals: list[dict[str, Any]] = []
     for topic in declared:

@@ -89,7 +89,8 @@ def worker_resources(settings: Mapping[str, Any], host_cores: int,
 def node_problems(cluster: Mapping[str, Any], host: str,
                   settings: Mapping[str, Any]) -> list[str]:
     """Every reason :func:`spark_node_context` would refuse this host: its settings, a host in
-    neither Spark group, no master at all. The role asserts this list is empty first."""
+    neither Spark group, no master at all. The preflight reports the settings' part before any
+    host is touched (checks.role_inputs)."""
     problems = settings_problems(settings)
     masters = {n["host"] for n in cluster["spark_masters"]}
     workers = {n["host"] for n in cluster["spark_workers"]}
@@ -110,8 +111,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     + settings: the role's variables by full name; a missing one takes the role default
     + resources: ``{"cores": int, "memory_mb": int}`` of the host (Ansible facts)
 
-    Raises ``ValueError`` with :func:`node_problems`, which the role asserts empty before it
-    renders anything.
+    Raises ``ValueError`` with :func:`node_problems`, the preflight reports before
+    any host is touched.
     """
     problems = node_problems(cluster, host, settings)
     if problems:

@@ -53,7 +53,7 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
 def pipeline_problems(cluster: Mapping[str, Any], host: str,
                       settings: Mapping[str, Any]) -> list[str]:
     """Every reason :func:`spark_pipeline_context` would refuse: bad settings, a driver host
-    outside the spark_master group, fewer than two brokers (CL-08). The role asserts it empty."""
+    outside the spark_master group, fewer than two brokers (CL-08). The preflight reports them."""
     problems = settings_problems(settings)
     masters = [n["host"] for n in cluster["spark_masters"]]
     if host not in masters:
@@ -69,8 +69,8 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
                            settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
 
-    Raises ``ValueError`` with :func:`pipeline_problems`, which the role asserts empty before it
-    changes anything.
+    Raises ``ValueError`` with :func:`pipeline_problems`, the preflight reports before
+    any host is touched.
     """
     problems = pipeline_problems(cluster, host, settings)
     if problems:
