@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ansible.errors import AnsibleError
-from ansible.plugins.lookup import LookupBase
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.defaults import (
-    role_options,
-)
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.paths import role_dir
-
 DOCUMENTATION = r"""
 name: role_settings
-author: kafkaform
+author: kafkaform (@kafkaform)
 short_description: The inputs of a kafkaform role, as the play sees them
 description:
   - Returns one mapping of variable name to templated value, for every input the role's
@@ -43,6 +34,16 @@ _raw:
   type: list
   elements: dict
 """
+
+# Ansible reads the documentation above before any import (validate-modules' rule).
+from typing import Any
+
+from ansible.errors import AnsibleError
+from ansible.plugins.lookup import LookupBase
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.defaults import (
+    role_options,
+)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.paths import role_dir
 
 
 def input_names(terms: list[str]) -> list[str]:

@@ -85,8 +85,8 @@ def test_daemons_run_their_main_class_as_the_spark_user(spark_nodes: list[SparkN
             assert daemon["main_class"] in command and "spark-daemon.sh" not in command
 
 
-def test_master_lists_every_worker_alive_with_what_it_offers(master: SparkNode,
-                                                              spark_nodes: list[SparkNode]) -> None:
+def test_master_lists_every_worker_alive_with_what_it_offers(
+        master: SparkNode, spark_nodes: list[SparkNode]) -> None:
     state = master.master_state()
     assert state["status"] == "ALIVE"
     alive = {w["host"]: w for w in state["workers"] if w["state"] == "ALIVE"}
