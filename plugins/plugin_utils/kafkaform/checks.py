@@ -345,8 +345,10 @@ ROLE_INPUT_CHECKS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[str]]],
 
 def host_inputs(view: InventoryView, role: str, host: str) -> dict[str, Any]:
     """The inputs of ``role`` the inventory sets for ``host``; the role's defaults fill the rest."""
+    # `in` first: it reads the raw variables, where a lookup would template each one.
+    variables = view.hostvars.get(host, {})
     return {name: value for name in role_options(role)
-            if (value := view.var(host, name)) is not None}
+            if name in variables and (value := variables.get(name)) is not None}
 
 
 def role_inputs(view: InventoryView) -> Iterator[Finding]:
