@@ -59,7 +59,7 @@ def held_by_container(host: testinfra.host.Host, key: str, setting: Setting) -> 
 
 def test_sysctl_file_holds_every_setting(host: testinfra.host.Host, host_name: str,
                                          view: InventoryView, setting: Setting) -> None:
-    """One file under /etc/sysctl.d holds every kernel setting (REQ 4), read back at boot."""
+    """One file under /etc/sysctl.d holds every kernel setting, read back at boot."""
     path = setting("os_tuning_sysctl_file")
     assert path.startswith("/etc/sysctl.d/"), path
     assert host.file(path).is_file, f"{path} is missing"
@@ -72,7 +72,7 @@ def test_sysctl_file_holds_every_setting(host: testinfra.host.Host, host_name: s
 
 def test_sysctl_live_values(host: testinfra.host.Host, host_name: str, view: InventoryView,
                             setting: Setting, container: str | None) -> None:
-    """Every kernel setting is live; in a container, every one the container can hold (REQ 4)."""
+    """Every kernel setting is live; in a container, every one the container can hold."""
     expected = sysctl_settings(view, host_name)
     wrong, left = {}, []
     for key, value in sorted(expected.items()):
