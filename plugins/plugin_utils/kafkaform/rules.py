@@ -156,7 +156,7 @@ CATALOGUE: tuple[Rule, ...] = (
          "moves leadership once.",
          "Raise zookeeper_restart_timeout_s when a member needs longer to rejoin; the play stops "
          "at a member that does not, leaving the others alone.",
-         ("roles/zookeeper/tasks/restart_member.yml",)),
+         ("roles/zookeeper/tasks/restart.yml",)),
     # Kafka brokers
     Rule("KB-02", "Every broker has its own kafka_broker_id",
          "broker.id is the broker's identity in ZooKeeper and in every partition's replica list; "
@@ -496,7 +496,7 @@ CATALOGUE: tuple[Rule, ...] = (
          "the controller last moves the controller once.",
          "Run playbooks/rolling_restart.yml for a restart on demand; raise "
          "kafka_broker_restart_timeout_s when catching up takes longer.",
-         ("roles/kafka_broker/tasks/restart_member.yml",)),
+         ("roles/kafka_broker/tasks/restart.yml",)),
     # kafkaform
     Rule("KF-01", "Cluster-wide settings have one value",
          "The model reads each cluster setting from any host; different values on different "
