@@ -31,6 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 CP = "/opt/kafkaform/kafka/libs/*"
+# The admin client configuration each broker carries (kafka_broker role): TLS as the brokers.
+ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
                    "max.in.flight.requests.per.connection=5\ndelivery.timeout.ms=300000\n")
@@ -49,7 +51,9 @@ def brokers(inventory: str) -> tuple[list[str], str, list[int]]:
                                      capture_output=True, text=True, check=True).stdout)
     hosts = data["kafka_broker"]["hosts"]
     hostvars = data["_meta"]["hostvars"]
-    boot = ",".join(f"{h}:{hostvars[h].get('kafka_broker_port', 9092)}" for h in hosts)
+    # The BROKER listener, where the admin client configuration (the brokers' own certificate)
+    # authenticates the tools.
+    boot = ",".join(f"{h}:{hostvars[h].get('kafka_broker_internal_port', 9091)}" for h in hosts)
     return hosts, boot, [int(hostvars[h]["kafka_broker_id"]) for h in hosts]
 
 
@@ -71,12 +75,13 @@ def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300
 
 def create_topic(container: str, boot: str, topic: str) -> None:
     sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
-                  f"--bootstrap-server {boot} --create --topic {topic} --partitions 6 "
+                  f"--bootstrap-server {boot} --command-config {ADMIN_CONFIG} "
+                  f"--create --topic {topic} --partitions 6 "
                   "--replication-factor 3")
 
 
 def start_producer(container: str, boot: str, topic: str, throughput: int) -> None:
-    sh(container, f"printf '{PRODUCER_CONFIG}' > /tmp/{topic}.properties; "
+    sh(container, f"(cat {ADMIN_CONFIG}; printf '{PRODUCER_CONFIG}') > /tmp/{topic}.properties; "
                   f"nohup {JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.VerifiableProducer "
                   f"--topic {topic} --bootstrap-server {boot} --max-messages -1 "
                   f"--throughput {throughput} --producer.config /tmp/{topic}.properties "
@@ -93,7 +98,8 @@ def stop_producer(container: str, topic: str) -> list[dict[str, Any]]:
 def consume(container: str, boot: str, topic: str) -> list[str]:
     out = sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' "
                         "org.apache.kafka.tools.consumer.ConsoleConsumer "
-                        f"--bootstrap-server {boot} --topic {topic} --from-beginning "
+                        f"--bootstrap-server {boot} --consumer.config {ADMIN_CONFIG} "
+                        f"--topic {topic} --from-beginning "
                         "--timeout-ms 20000 2>/dev/null", check=False)
     return out.split()
 

@@ -28,6 +28,8 @@ from typing import Any
 
 TOOL = "/usr/local/bin/kafkaform-pipeline"
 CONFIG = "/etc/kafkaform-pipeline/pipeline.properties"
+# The admin client configuration each broker carries (kafka_broker role): TLS as the brokers.
+ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 SPARK_SUBMIT = "/opt/kafkaform/spark/bin/spark-submit"
 JOB = "/opt/kafkaform/pipeline/kafkaform/pipeline/job.py"
 KAFKA_JAVA = ("/usr/lib/jvm/java-17-openjdk-amd64/bin/java -Xmx256m -XX:+UseSerialGC "
@@ -58,15 +60,36 @@ def settings(master: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
 
 
+def admin_bootstrap(broker: str) -> str:
+    """The BROKER listeners, where the broker's admin client configuration authenticates."""
+    return sh(broker, f"sed -n 's/^bootstrap.servers=//p' {ADMIN_CONFIG}").strip()
+
+
+def client_user(master: str, config: dict[str, str], identity: str) -> str:
+    """The SCRAM user of one pipeline identity, from its client configuration."""
+    out = sh(master, f"grep -o 'username=\"[^\"]*\"' {config[f'client.{identity}.config']}")
+    return out.strip().split('"')[1]
+
+
+def grant(broker: str, boot: str, principal: str, topic: str, operations: list[str],
+          add: bool = True) -> None:
+    """Give (or take back) one pipeline identity the bench topic, as its ACLs give kf.events."""
+    ops = " ".join(f"--operation {o}" for o in operations)
+    sh(broker, f"{KAFKA_JAVA} kafka.admin.AclCommand --bootstrap-server {boot} "
+               f"--command-config {ADMIN_CONFIG} {'--add' if add else '--remove --force'} "
+               f"--allow-principal User:{principal} {ops} --topic {topic} 2>/dev/null")
+
+
 def partitions(broker: str, boot: str, topic: str) -> int:
     out = sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
-                     f"--describe --topic {topic} 2>/dev/null")
+                     f"--command-config {ADMIN_CONFIG} --describe --topic {topic} 2>/dev/null")
     return int(re.search(r"PartitionCount:\s*(\d+)", out).group(1))  # type: ignore[union-attr]
 
 
 def consumer_performance(broker: str, boot: str, topic: str, records: int) -> float:
     out = sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.ConsumerPerformance "
-                     f"--bootstrap-server {boot} --topic {topic} --messages {records} "
+                     f"--bootstrap-server {boot} --consumer.config {ADMIN_CONFIG} "
+                     f"--topic {topic} --messages {records} "
                      "--timeout 60000 2>/dev/null")
     header, row = [line for line in out.splitlines() if line.strip()][-2:]
     values = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in row.split(",")],
@@ -80,10 +103,15 @@ def consumer_performance(broker: str, boot: str, topic: str, records: int) -> fl
 def throughput(master: str, broker: str, config: dict[str, str], records: int) -> dict[str, Any]:
     run = uuid.uuid4().hex[:8]
     topic, scratch = f"kf.bench-{run}", f"{config['data_dir'].rsplit('/', 1)[0]}/bench-{run}"
-    boot = config["bootstrap_servers"]
+    boot = admin_bootstrap(broker)
     count = partitions(broker, boot, config["topic"])
     sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
+               f"--command-config {ADMIN_CONFIG} "
                f"--create --topic {topic} --partitions {count} --replication-factor 2 2>/dev/null")
+    grants = {client_user(master, config, "generator"): ["Write", "Describe"],
+              client_user(master, config, "job"): ["Read", "Describe"]}
+    for principal, operations in grants.items():
+        grant(broker, boot, principal, topic, operations)
     bench = {**config, "topic": topic, "data_dir": scratch, "name": f"bench-{run}"}
     body = "\\n".join(f"{k}={v}" for k, v in sorted(bench.items()))
     sh(master, f"printf '{body}\\n' > /tmp/bench-{run}.properties && "
@@ -105,8 +133,10 @@ def throughput(master: str, broker: str, config: dict[str, str], records: int) -
     finally:
         sh(master, "systemctl start kafkaform-pipeline")
         sh(master, f"rm -rf {scratch} /tmp/bench-{run}.properties")
+        for principal, operations in grants.items():
+            grant(broker, boot, principal, topic, operations, add=False)
         sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
-                   f"--delete --topic {topic} 2>/dev/null")
+                   f"--command-config {ADMIN_CONFIG} --delete --topic {topic} 2>/dev/null")
     if summary["records"] != records:
         raise RuntimeError(f"the pipeline read {summary['records']} of {records} records")
     pipeline = records / summary["seconds"]

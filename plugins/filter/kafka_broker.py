@@ -1,11 +1,12 @@
-"""Filters of the kafka_broker role: thin wrappers over ``kafkaform.contexts.kafka_broker`` and
-``kafkaform.topics``."""
+"""Filters of the kafka_broker role: thin wrappers over ``kafkaform.contexts.kafka_broker``,
+``kafkaform.topics`` and ``kafkaform.acls``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform import acls
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
     kafka_broker as context,
 )
@@ -20,9 +21,15 @@ def kafka_topics_plan(declared: Any, describe_output: str) -> dict[str, Any]:
     return plan(declared, parse_describe(describe_output))
 
 
+def kafka_acls_plan(declared: Any, list_output: str) -> list[dict[str, Any]]:
+    """``kafka_acls | kafkaform.platform.kafka_acls_plan(acl_list_stdout)``."""
+    return acls.plan(declared, list_output)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "kafka_broker_context": context.kafka_broker_context,
             "kafka_topics_plan": kafka_topics_plan,
+            "kafka_acls_plan": kafka_acls_plan,
         }

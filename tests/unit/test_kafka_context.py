@@ -10,6 +10,7 @@ from kafkaform import model
 from kafkaform.contexts.kafka_broker import (
     extra_properties_problems,
     kafka_broker_context,
+    settings_problems,
     thread_counts,
 )
 from tests.unit.test_checks import lab_like, view_of
@@ -28,7 +29,8 @@ def test_server_properties_follow_the_model_and_the_literature() -> None:
     assert p["broker.id"] == "3"
     assert p["broker.rack"] == "b"
     assert p["zookeeper.connect"] == "zk1:2181,zk2:2181,zk3:2181/kafka/orders"
-    assert p["advertised.listeners"] == "PLAINTEXT://k3:9092"
+    assert p["advertised.listeners"] == "BROKER://k3:9091,CLIENT://k3:9092"
+    assert p["listeners"] == "BROKER://k3:9091,CLIENT://k3:9092"
     assert p["log.dirs"] == "/var/lib/kafka/data/kafka-logs"
     assert int(p["num.recovery.threads.per.data.dir"]) > 1
     assert (p["auto.create.topics.enable"], p["unclean.leader.election.enable"],
@@ -39,14 +41,67 @@ def test_server_properties_follow_the_model_and_the_literature() -> None:
     assert (p["num.network.threads"], p["num.io.threads"]) == ("3", "8")
 
 
-def test_jvm_has_equal_heap_bounds_g1_and_localhost_jmx() -> None:
+def test_jvm_has_equal_heap_bounds_g1_and_no_jmx_port() -> None:
     context = kafka_broker_context(cluster(), "k1", {"kafka_broker_heap_mb": 256})
     options = context["java"]["options"]
     assert "-Xms256m" in options and "-Xmx256m" in options
     assert "-XX:MaxGCPauseMillis=20" in options
     assert "-XX:InitiatingHeapOccupancyPercent=35" in options
-    assert "-Dcom.sun.management.jmxremote.host=127.0.0.1" in options
+    assert not [o for o in options if "jmxremote" in o or "management.config" in o]
+    assert "-Djava.security.auth.login.config=/etc/kafka/kafka-jaas.conf" in options
     assert context["nofile_limit"] >= 100000
+
+
+def test_every_listener_speaks_tls_and_authorization_is_on() -> None:
+    users = [{"name": "admin", "password": "x" * 12, "superuser": True},
+             {"name": "app", "password": "y" * 12}]
+    context = kafka_broker_context(cluster(), "k1", {"kafka_users": users,
+                                                     "kafka_broker_users": users})
+    p = props(context)
+    assert p["listener.security.protocol.map"] == "BROKER:SSL,CLIENT:SASL_SSL"
+    assert p["inter.broker.listener.name"] == "BROKER"
+    assert p["listener.name.broker.ssl.client.auth"] == "required"
+    assert p["listener.name.client.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert p["authorizer.class.name"] == "kafka.security.authorizer.AclAuthorizer"
+    assert p["allow.everyone.if.no.acl.found"] == "false"
+    assert p["super.users"] == "User:kafka-broker;User:admin"
+    assert p["zookeeper.set.acl"] == "true"
+    # The keystore password is only in the secrets file, read through the config provider.
+    provider = "${file:/etc/kafka/tls/secrets.properties:keystore.password}"
+    assert p["ssl.keystore.password"] == provider
+    text = context["server_properties"] + context["admin_client_properties"]
+    assert "x" * 12 not in text and "y" * 12 not in text
+    admin = dict(line.split("=", 1) for line in context["admin_client_properties"].splitlines())
+    assert admin["bootstrap.servers"] == "k1:9091,k2:9091,k3:9091"
+    assert admin["security.protocol"] == "SSL"
+    assert set(context["tls_names"]) == {"k1"}
+
+
+def test_plaintext_listeners_and_security_overrides_are_refused() -> None:
+    problems = settings_problems({
+        "kafka_broker_extra_listeners": [
+            {"name": "OPEN", "protocol": "PLAINTEXT", "port": 9095},
+            {"name": "EXTERNAL", "protocol": "SASL_SSL", "port": 9092}],
+        "kafka_broker_extra_properties": {"allow.everyone.if.no.acl.found": True,
+                                          "ssl.truststore.location": "/tmp/x"},
+    })
+    text = "\n".join(problems)
+    assert "protocol PLAINTEXT is refused" in text
+    assert "listener ports clash: 9092" in text
+    assert "allow.everyone.if.no.acl.found is refused" in text
+    assert "ssl.truststore.location is set by the role" in text
+
+
+def test_jmx_needs_a_password_and_then_speaks_tls() -> None:
+    assert "kafka_broker_jmx_enabled needs kafka_broker_jmx_password" in "\n".join(
+        settings_problems({"kafka_broker_jmx_enabled": True}))
+    context = kafka_broker_context(cluster(), "k1", {"kafka_broker_jmx_enabled": True,
+                                                     "kafka_broker_jmx_password": "secret-pw"})
+    assert "-Dcom.sun.management.config.file=/etc/kafka/jmx.properties" in \
+        context["java"]["options"]
+    jmx = context["jmx"]["properties"]
+    assert "com.sun.management.jmxremote.authenticate=true" in jmx
+    assert "com.sun.management.jmxremote.ssl=true" in jmx and "secret-pw" not in str(context)
 
 
 def test_typo_of_a_known_key_is_an_error() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import model, topics
+from . import acls, model, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import CLUSTER_DEFAULTS, as_bool, role_default, role_options
 from .model import InventoryView, as_int
@@ -360,7 +360,12 @@ def role_inputs(view: InventoryView) -> Iterator[Finding]:
                 if host not in hosts_by_problem[role, problem]:
                     hosts_by_problem[role, problem].append(host)
     for broker in view.members(model.KAFKA_BROKER)[:1]:  # kafka_topics is one cluster setting
-        for problem in topics.declared_problems(view.var(broker, "kafka_topics", []) or []):
+        declared = [
+            *topics.declared_problems(view.var(broker, "kafka_topics", []) or []),
+            *acls.user_problems(view.var(broker, "kafka_users", []) or []),
+            *acls.acl_problems(view.var(broker, "kafka_acls", []) or []),
+        ]
+        for problem in declared:
             hosts_by_problem["kafka_broker", problem] = view.members(model.KAFKA_BROKER)
     for (role, problem), hosts in hosts_by_problem.items():
         cited = ID_PATTERN.search(problem)

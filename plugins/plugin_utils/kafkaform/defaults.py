@@ -30,6 +30,18 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     "kafkaform_allow_single_zookeeper": False,
     # Allow more than 7 ZooKeeper members (write latency grows with every member). ZK-06
     "kafkaform_allow_large_ensemble": False,
+    # Where the cluster's generated secrets and its CA live on the control node, one directory
+    # per cluster (0700). Keep it out of the repository and back it up. kafkaform.secrets
+    "kafkaform_secrets_dir": "~/.kafkaform/secrets",
+    # Your own CA (PEM certificate and key on the control node) to sign the hosts' certificates;
+    # empty means a CA generated once in the secrets directory. SE-02
+    "kafkaform_tls_ca_cert": "",
+    "kafkaform_tls_ca_key": "",
+    # Validity of a generated CA and of each host certificate, days; a host certificate is renewed
+    # by the next run once it expires within kafkaform_tls_renew_before_days. SE-02
+    "kafkaform_tls_ca_validity_days": 3650,
+    "kafkaform_tls_cert_validity_days": 365,
+    "kafkaform_tls_renew_before_days": 30,
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).

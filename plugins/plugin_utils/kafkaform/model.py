@@ -85,6 +85,38 @@ class ZooKeeperMember:
         return f"server.{self.id}={self.address}:{self.quorum_port}:{self.election_port}"
 
 
+#: The listener brokers replicate on and the roles' admin tools use: TLS, both sides
+#: authenticated by their certificates (SE-01). Its port is kafka_broker_internal_port.
+BROKER_LISTENER = "BROKER"
+#: The listener clients use: TLS and SCRAM-SHA-512 (SE-01). Its port is kafka_broker_port.
+CLIENT_LISTENER = "CLIENT"
+#: Protocols a listener may speak: plaintext ones are refused (SE-01).
+LISTENER_PROTOCOLS = ("SSL", "SASL_SSL")
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One Kafka listener of a broker: bound on ``address``, advertised as ``advertised_host``."""
+
+    name: str
+    protocol: str
+    address: str
+    advertised_host: str
+    port: int
+
+    @property
+    def bind(self) -> str:
+        return f"{self.name}://{self.address}:{self.port}"
+
+    @property
+    def advertised(self) -> str:
+        return f"{self.name}://{self.advertised_host}:{self.port}"
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.advertised_host}:{self.port}"
+
+
 @dataclass(frozen=True)
 class Broker:
     host: str
@@ -93,6 +125,10 @@ class Broker:
     rack: str | None
     port: int
     log_dirs: tuple[str, ...]
+    listeners: tuple[Listener, ...] = ()
+
+    def listener(self, name: str) -> Listener | None:
+        return next((lst for lst in self.listeners if lst.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -124,7 +160,14 @@ class Cluster:
 
     @property
     def bootstrap_servers(self) -> str:
+        """The client listener (SASL_SSL) of every broker: what applications connect to."""
         return ",".join(f"{b.address}:{b.port}" for b in self.brokers)
+
+    @property
+    def admin_bootstrap_servers(self) -> str:
+        """The broker listener (mutual TLS) of every broker: what the roles' admin tools use."""
+        return ",".join(lst.endpoint for b in self.brokers
+                        if (lst := b.listener(BROKER_LISTENER)) is not None)
 
     @property
     def spark_master_url(self) -> str | None:
@@ -142,6 +185,7 @@ class Cluster:
         data["zookeeper_connect"] = self.zookeeper_connect
         data["zookeeper_servers"] = [m.server_line for m in self.ensemble]
         data["bootstrap_servers"] = self.bootstrap_servers
+        data["admin_bootstrap_servers"] = self.admin_bootstrap_servers
         data["spark_master_url"] = self.spark_master_url
         data["racks"] = list(self.racks)
         data["brokers_by_host"] = {b.host: asdict(b) for b in self.brokers}
@@ -213,6 +257,29 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
     return tuple(sorted(members, key=lambda m: m.id))
 
 
+def broker_listeners(view: InventoryView, host: str) -> tuple[Listener, ...]:
+    """The broker listener, the client listener and the host's extra listeners, in that order;
+    entries the checks reject are left out here."""
+    own = address(view, host)
+
+    def port(key: str) -> int:
+        return as_int(view.var(host, key, role_default(key))) or 0
+
+    found = [Listener(BROKER_LISTENER, "SSL", own, own, port("kafka_broker_internal_port")),
+             Listener(CLIENT_LISTENER, "SASL_SSL", own, own, port("kafka_broker_port"))]
+    for entry in view.var(host, "kafka_broker_extra_listeners", []) or []:
+        if not isinstance(entry, Mapping) or as_int(entry.get("port")) is None:
+            continue
+        found.append(Listener(
+            name=str(entry.get("name", "")).upper(),
+            protocol=str(entry.get("protocol", "SASL_SSL")).upper(),
+            address=str(entry.get("address") or own),
+            advertised_host=str(entry.get("advertised_host") or entry.get("address") or own),
+            port=as_int(entry.get("port")) or 0,
+        ))
+    return tuple(found)
+
+
 def brokers(view: InventoryView) -> tuple[Broker, ...]:
     found = []
     for host in view.members(KAFKA_BROKER):
@@ -226,6 +293,7 @@ def brokers(view: InventoryView) -> tuple[Broker, ...]:
             rack=rack_of(view, host),
             port=int(view.var(host, "kafka_broker_port", role_default("kafka_broker_port"))),
             log_dirs=broker_log_dirs(view, host),
+            listeners=broker_listeners(view, host),
         ))
     return tuple(sorted(found, key=lambda b: b.id))
 

@@ -51,6 +51,8 @@ SPARK_NODE_SETTINGS = f"{_PKG}/contexts/spark_node.py"
 PIPELINE_SETTINGS = f"{_PKG}/contexts/spark_pipeline.py"
 TOPIC_PLAN = f"{_PKG}/topics.py"
 OS_TUNING_LIVE = f"{_PKG}/verify/test_os_tuning.py"
+USERS_AND_ACLS = f"{_PKG}/acls.py"
+KAFKA_LIVE = f"{_PKG}/verify/test_kafka_broker.py"
 
 
 @dataclass(frozen=True)
@@ -451,9 +453,58 @@ CATALOGUE: tuple[Rule, ...] = (
          "Set kafka_broker_heap_mb (5120 by default; at least 128, for a lab only).",
          (BROKER_SETTINGS,)),
     # Security
+    Rule("SE-01", "Every Kafka listener speaks TLS: clients SASL_SSL with SCRAM-SHA-512, brokers "
+         "to each other over mutually authenticated TLS",
+         "Anyone who reaches a plaintext listener reads, writes and deletes every topic; a "
+         "loopback listener is no better, since every local user reaches it.",
+         "Keep the default listeners; an extra listener (kafka_broker_extra_listeners) must use "
+         "SSL or SASL_SSL.",
+         (BROKER_SETTINGS, KAFKA_LIVE)),
+    Rule("SE-02", "One certificate per host, signed by the cluster CA, with the host's names and "
+         "addresses in its subject alternative names, renewed before it expires",
+         "Clients and brokers verify the name they dialled against the certificate; an expired "
+         "certificate stops every connection at once.",
+         "Let kafkaform generate the CA on the control node (kafkaform_secrets_dir), or give your "
+         "own with kafkaform_tls_ca_cert and kafkaform_tls_ca_key; tune "
+         "kafkaform_tls_cert_validity_days and kafkaform_tls_renew_before_days.",
+         (BROKER_SETTINGS, KAFKA_LIVE)),
+    Rule("SE-03", "Authorization on: ACLs, no access without one, brokers and the declared admins "
+         "as the only super users",
+         "Without an authorizer any authenticated client can do anything, including deleting "
+         "every topic.",
+         "Declare kafka_users (with superuser: true for administrators) and kafka_acls for every "
+         "application user.",
+         (BROKER_SETTINGS, KAFKA_LIVE)),
     Rule("SE-04", "Services run as system users of their own, never root, without a login shell",
          "A compromised service can then touch only its own files.",
          "Keep kafka_broker_user, zookeeper_user and spark_node_user unprivileged users.",
+         DOCUMENTED_ONLY),
+    Rule("SE-05", "No JMX port without a password and TLS, loopback included",
+         "An unauthenticated JMX port lets any local user run code as the service.",
+         "Leave kafka_broker_jmx_enabled off and read metrics through an exporter; when you need "
+         "remote JMX, set kafka_broker_jmx_password and kafkaform secures the port with it and "
+         "the broker's certificate.",
+         (BROKER_SETTINGS,)),
+    Rule("SE-06", "Secrets never leave the control node except into files only the service reads",
+         "A password in a log, a diff, a fact or a world-readable file is a published password.",
+         "Give secrets through kafkaform_secrets and kafka_users from Ansible Vault, or let "
+         "kafkaform generate them in kafkaform_secrets_dir.",
+         (USERS_AND_ACLS,)),
+    Rule("SE-07", "ZooKeeper accepts only authenticated sessions, and Kafka's znodes carry ACLs",
+         "An anonymous session could otherwise rewrite Kafka's registry: brokers, topics, "
+         "configurations and ACLs.",
+         "Nothing to set: members enforce SASL DIGEST-MD5 and brokers run with "
+         "zookeeper.set.acl=true.",
+         (BROKER_SETTINGS, f"{_PKG}/verify/test_zookeeper.py")),
+    Rule("SE-08", "ZooKeeper members authenticate each other",
+         "Otherwise any host that reaches the quorum port can join the ensemble and serve its "
+         "data.",
+         "Nothing to set: quorum traffic requires SASL between members.",
+         (ZOOKEEPER_SETTINGS, f"{_PKG}/verify/test_zookeeper.py")),
+    Rule("SE-09", "Spark daemons and drivers authenticate each other and encrypt their RPC",
+         "An open standalone master runs any code anyone submits to it.",
+         "Nothing to set: spark.authenticate and spark.network.crypto.enabled are on, with a "
+         "generated secret.",
          DOCUMENTED_ONLY),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
+from ..model import BROKER_LISTENER, CLIENT_LISTENER
 from ..rules import cite
 from ..template_filters import java_properties
 
@@ -76,14 +77,19 @@ KNOWN_KEYS = frozenset({
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
     "transactional.id.expiration.ms", "unclean.leader.election.enable", "zookeeper.connect",
     "zookeeper.connection.timeout.ms", "zookeeper.max.in.flight.requests",
-    "zookeeper.session.timeout.ms", "zookeeper.set.acl",
+    "zookeeper.session.timeout.ms", "zookeeper.set.acl", "ssl.cipher.suites",
+    "ssl.enabled.protocols", "ssl.protocol", "sasl.login.refresh.window.factor",
+    "ssl.endpoint.identification.algorithm", "ssl.principal.mapping.rules", "super.users",
+    "authorizer.class.name", "allow.everyone.if.no.acl.found", "sasl.enabled.mechanisms",
+    "config.providers", "ssl.client.auth",
 })
 
 #: Keys the cluster model decides: an extra property may repeat the model's value, never differ.
 MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "listeners",
               "advertised.listeners", "default.replication.factor", "min.insync.replicas",
               "unclean.leader.election.enable", "auto.create.topics.enable",
-              "controlled.shutdown.enable")
+              "controlled.shutdown.enable", "listener.security.protocol.map",
+              "inter.broker.listener.name", "super.users")
 
 #: Keys the role renders from its own variables: set the variable, not an extra property.
 VARIABLE_KEYS = {
@@ -101,14 +107,34 @@ VARIABLE_KEYS = {
     "log.dir": "os_tuning_data_disks (one log directory per kafka_log_dir disk)",
 }
 
-#: Keys that would turn on application fsync (KB-13) or leave ZooKeeper mode.
+#: Keys that would turn on application fsync (KB-13), leave ZooKeeper mode or weaken the
+#: platform's security (SE-01, SE-03, SE-07).
 REFUSED_KEYS = {
+    "authorizer.class.name": f"authorization is always on ({cite('SE-03')})",
+    "allow.everyone.if.no.acl.found": f"no ACL means no access ({cite('SE-03')})",
+    "zookeeper.set.acl": f"Kafka's znodes always carry ACLs ({cite('SE-07')})",
+    "security.inter.broker.protocol": "the broker listener is the inter-broker listener "
+                                      f"({cite('SE-01')})",
+    "ssl.endpoint.identification.algorithm": "brokers always verify each other's names "
+                                             f"({cite('SE-02')})",
+    "ssl.principal.mapping.rules": "the brokers' principal comes from their certificates "
+                                   f"({cite('SE-03')})",
+    "config.providers": "the role reads its secrets through its own file provider",
     "log.flush.interval.messages": f"the OS flushes, not the broker ({cite('KB-13')})",
     "log.flush.interval.ms": f"the OS flushes, not the broker ({cite('KB-13')})",
     "process.roles": "kafkaform runs brokers in ZooKeeper mode (Kafka 3.9)",
 }
 
 _KEY = re.compile(r"^[a-z][a-z0-9._-]*$")
+
+#: Security keys the role renders (security_properties); extras may not override them. SE-01
+SECURITY_KEYS = frozenset({
+    "config.providers.file.class", "ssl.keystore.type", "ssl.keystore.location",
+    "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.enabled.protocols",
+    "ssl.client.auth", "sasl.enabled.mechanisms",
+})
+SECURITY_PREFIXES = ("listener.name.",)
 
 
 def _as_text(value: Any) -> str:
@@ -117,13 +143,104 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+#: The principal every broker's certificate maps to (its subject's OU, see kafkaform.pki): one
+#: super user for the whole cluster, so adding a broker changes no other broker's configuration.
+BROKER_PRINCIPAL = "kafka-broker"
+
+#: The only SASL mechanism the client listener offers. SE-01
+SASL_MECHANISM = "SCRAM-SHA-512"
+
+
+def super_users(users: Any) -> list[str]:
+    """``User:`` principals of super.users: the brokers, then every declared superuser."""
+    names = [BROKER_PRINCIPAL]
+    for user in users if isinstance(users, list) else []:
+        if isinstance(user, Mapping) and user.get("superuser") is True \
+                and user.get("state", "present") == "present":
+            names.append(str(user.get("name")))
+    return [f"User:{name}" for name in dict.fromkeys(names)]
+
+
+def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
+                        users: Any) -> dict[str, str]:
+    """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
+    SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
+    from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret."""
+    secret = f"${{file:{tls['secrets']}:keystore.password}}"
+    props = {
+        "listener.security.protocol.map": ",".join(f"{lst['name']}:{lst['protocol']}"
+                                                   for lst in broker["listeners"]),
+        "inter.broker.listener.name": BROKER_LISTENER,
+        "config.providers": "file",
+        "config.providers.file.class":
+            "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": tls["keystore"],
+        "ssl.keystore.password": secret,
+        "ssl.key.password": secret,
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": tls["trust"],
+        "ssl.endpoint.identification.algorithm": "https",
+        "ssl.enabled.protocols": "TLSv1.3,TLSv1.2",
+        f"listener.name.{BROKER_LISTENER.lower()}.ssl.client.auth": "required",
+        # Any certificate of the cluster CA whose subject says OU=kafka-broker is a broker.
+        "ssl.principal.mapping.rules":
+            f"RULE:^.*OU={BROKER_PRINCIPAL}(,.*)?$/{BROKER_PRINCIPAL}/,DEFAULT",
+        "sasl.enabled.mechanisms": SASL_MECHANISM,
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "allow.everyone.if.no.acl.found": "false",
+        "super.users": ";".join(super_users(users)),
+        "zookeeper.set.acl": "true",
+    }
+    for lst in broker["listeners"]:
+        if lst["protocol"] == "SASL_SSL":
+            prefix = f"listener.name.{lst['name'].lower()}"
+            props[f"{prefix}.sasl.enabled.mechanisms"] = SASL_MECHANISM
+            props[f"{prefix}.{SASL_MECHANISM.lower()}.sasl.jaas.config"] = \
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    return props
+
+
+def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listeners") -> list[str]:
+    """Problems of a host's extra listeners: each a mapping with a new name, a port and a TLS
+    protocol (SE-01)."""
+    if not isinstance(listeners, list):
+        return [f"{variable} must be a list of {{name, protocol, port, address, "
+                "advertised_host}}"]
+    problems = []
+    for index, entry in enumerate(listeners):
+        where = f"{variable}[{index}]"
+        if not isinstance(entry, Mapping):
+            problems.append(f"{where} must be a mapping {{name, protocol, port}}")
+            continue
+        name = str(entry.get("name", ""))
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+            problems.append(f"{where}: name {name!r} must be letters, digits and _")
+        elif name.upper() in (BROKER_LISTENER, CLIENT_LISTENER):
+            problems.append(f"{where}: {name.upper()} is one of the role's own listeners; "
+                            "pick another name")
+        protocol = str(entry.get("protocol", "SASL_SSL")).upper()
+        if protocol not in ("SSL", "SASL_SSL"):
+            problems.append(f"{where}: protocol {protocol} is refused, every listener speaks TLS "
+                            f"(SSL or SASL_SSL, {cite('SE-01')})")
+        port = entry.get("port")
+        if isinstance(port, bool) or not str(port).isdigit() or not 0 < int(str(port)) < 65536:
+            problems.append(f"{where}: port {port!r} must be a number from 1 to 65535")
+        unknown = sorted(set(entry) - {"name", "protocol", "port", "address", "advertised_host"})
+        if unknown:
+            problems.append(f"{where}: unknown keys {', '.join(map(str, unknown))}; known: name, "
+                            "protocol, port, address, advertised_host")
+    return problems
+
+
 def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any]) -> dict[str, str]:
     """server.properties values the cluster model decides for one broker."""
-    listener = f"PLAINTEXT://{broker['address']}:{broker['port']}"
     props = {
         "broker.id": str(broker["id"]),
-        "listeners": f"PLAINTEXT://0.0.0.0:{broker['port']}",
-        "advertised.listeners": listener,
+        "listeners": ",".join(f"{lst['name']}://{lst['address']}:{lst['port']}"
+                              for lst in broker["listeners"]),
+        "advertised.listeners": ",".join(f"{lst['name']}://{lst['advertised_host']}:{lst['port']}"
+                                         for lst in broker["listeners"]),
         "zookeeper.connect": str(cluster["zookeeper_connect"]),
         "log.dirs": ",".join(broker["log_dirs"]),
         "default.replication.factor": str(cluster["replication_factor"]),
@@ -147,6 +264,9 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
         where = f"kafka_broker_extra_properties: {key}"
         if key in REFUSED_KEYS:
             problems.append(f"{where} is refused: {REFUSED_KEYS[key]}")
+        elif key in SECURITY_KEYS or key.startswith(SECURITY_PREFIXES):
+            problems.append(f"{where} is set by the role: listeners, TLS, SCRAM and ACLs come "
+                            f"from the cluster model ({cite('SE-01')})")
         elif key in VARIABLE_KEYS:
             problems.append(f"{where} is set by the role: use {VARIABLE_KEYS[key]}")
         elif key in MODEL_KEYS:
@@ -180,10 +300,21 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
                  "kafka_broker_log_segment_bytes", "kafka_broker_message_max_bytes"):
         if int(setting(settings, name)) < 1:
             problems.append(f"{name} must be positive")
-    if str(setting(settings, "kafka_broker_jmx_address")) not in ("127.0.0.1", "localhost") \
-            and not bool(setting(settings, "kafka_broker_jmx_remote_allowed")):
-        problems.append("kafka_broker_jmx_address binds JMX beyond localhost; set "
-                        "kafka_broker_jmx_remote_allowed: true to mean it")
+    if bool(setting(settings, "kafka_broker_jmx_enabled")) \
+            and not str(setting(settings, "kafka_broker_jmx_password") or ""):
+        problems.append("kafka_broker_jmx_enabled needs kafka_broker_jmx_password (from Ansible "
+                        f"Vault): JMX never runs without a password and TLS ({cite('SE-05')})")
+    extra_listeners = setting(settings, "kafka_broker_extra_listeners")
+    problems += listener_problems(extra_listeners)
+    ports = [setting(settings, "kafka_broker_internal_port"),
+             setting(settings, "kafka_broker_port"),
+             *(entry.get("port") for entry in extra_listeners if isinstance(entry, Mapping))] \
+        if isinstance(extra_listeners, list) else []
+    clashes = sorted({str(p) for p in ports if ports.count(p) > 1})
+    if clashes:
+        problems.append(f"listener ports clash: {', '.join(clashes)} used twice "
+                        "(kafka_broker_port, kafka_broker_internal_port, "
+                        "kafka_broker_extra_listeners)")
     return problems
 
 
@@ -230,9 +361,22 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                                 int(get("num_io_threads")))
     brokers = len(cluster["brokers"])
     dedupe_mb = min(int(get("log_cleaner_dedupe_buffer_mb")), max(1, heap // 4))
+    tls_dir = str(get("tls_dir")).rstrip("/")
+    tls = {
+        "dir": tls_dir,
+        "trust": f"{tls_dir}/trust.pem",
+        "keystore": f"{tls_dir}/keystore.p12",
+        "secrets": f"{tls_dir}/secrets.properties",
+    }
+    # The role hands kafka_broker_users templated; other engines hand the inventory's kafka_users.
+    users = get("users")
+    if not isinstance(users, list):
+        users = settings.get("kafka_users") or []
+    security = security_properties(broker, tls, users)
     model = model_properties(cluster, broker)
     managed = {
         **model,
+        **security,
         "num.partitions": str(int(get("num_partitions"))),
         "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
         "num.network.threads": str(network),
@@ -259,19 +403,44 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     managed.update({k: v for k, v in extra.items() if k in managed})
     extra = {k: v for k, v in extra.items() if k not in managed}
 
-    jmx: list[str] = []
-    if bool(get("jmx_enabled")):
-        port = int(get("jmx_port"))
-        address = str(get("jmx_address"))
-        jmx = [
-            "-Dcom.sun.management.jmxremote",
-            f"-Dcom.sun.management.jmxremote.port={port}",
-            f"-Dcom.sun.management.jmxremote.rmi.port={port}",
-            f"-Dcom.sun.management.jmxremote.host={address}",
-            f"-Djava.rmi.server.hostname={address}",
-            "-Dcom.sun.management.jmxremote.authenticate=false",
-            "-Dcom.sun.management.jmxremote.ssl=false",
-        ]
+    jaas = f"{conf_dir}/kafka-jaas.conf"
+    # SE-05: JMX only with a password file and TLS, configured in files, never on the command
+    # line (which any local user can read).
+    jmx_enabled = bool(get("jmx_enabled"))
+    jmx = {
+        "enabled": jmx_enabled,
+        "config": f"{conf_dir}/jmx.properties",
+        "password_file": f"{conf_dir}/jmx.password",
+        "access_file": f"{conf_dir}/jmx.access",
+        "ssl_config": f"{conf_dir}/jmx-ssl.properties",
+        "properties": java_properties({
+            "com.sun.management.jmxremote.port": int(get("jmx_port")),
+            "com.sun.management.jmxremote.rmi.port": int(get("jmx_port")),
+            "com.sun.management.jmxremote.host": str(get("jmx_address")),
+            "com.sun.management.jmxremote.authenticate": "true",
+            "com.sun.management.jmxremote.password.file": f"{conf_dir}/jmx.password",
+            "com.sun.management.jmxremote.access.file": f"{conf_dir}/jmx.access",
+            "com.sun.management.jmxremote.ssl": "true",
+            "com.sun.management.jmxremote.registry.ssl": "true",
+            "com.sun.management.jmxremote.ssl.config.file": f"{conf_dir}/jmx-ssl.properties",
+        }),
+        "user": "monitor",
+    }
+    jmx_options = [f"-Dcom.sun.management.config.file={jmx['config']}",
+                   f"-Djava.rmi.server.hostname={get('jmx_address')}"] if jmx_enabled else []
+    admin_client = {
+        "bootstrap.servers": str(cluster["admin_bootstrap_servers"]),
+        "security.protocol": "SSL",
+        "config.providers": "file",
+        "config.providers.file.class":
+            "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": tls["keystore"],
+        "ssl.keystore.password": security["ssl.keystore.password"],
+        "ssl.key.password": security["ssl.key.password"],
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": tls["trust"],
+    }
     jvm_options = [
         f"-Xms{heap}m", f"-Xmx{heap}m",
         "-XX:+UseG1GC",
@@ -284,7 +453,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "-Djava.awt.headless=true",
         f"-Dkafka.logs.dir={log_dir}",
         f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties",
-        *jmx,
+        # SE-07: the brokers' ZooKeeper login (the Client section).
+        f"-Djava.security.auth.login.config={jaas}",
+        *jmx_options,
         *[str(o) for o in get("jvm_extra_opts")],
     ]
     return {
@@ -301,6 +472,16 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "log_dirs": list(broker["log_dirs"]),
         "zookeeper_connect": str(cluster["zookeeper_connect"]),
         "bootstrap_servers": str(cluster["bootstrap_servers"]),
+        "admin_bootstrap_servers": str(cluster["admin_bootstrap_servers"]),
+        "listeners": [dict(lst) for lst in broker["listeners"]],
+        "admin_client_config": f"{conf_dir}/admin-client.properties",
+        "admin_client_properties": java_properties(admin_client),
+        "jaas_file": jaas,
+        "tls": tls,
+        "jmx": jmx,
+        # Names for the certificate's subject alternative names: every name a client may dial.
+        "tls_names": sorted({host, str(broker["address"]),
+                             *(str(lst["advertised_host"]) for lst in broker["listeners"])}),
         "broker_ids": [int(b["id"]) for b in cluster["brokers"]],
         "racks_by_id": {str(b["id"]): b.get("rack") or "" for b in cluster["brokers"]},
         "server_properties": java_properties(managed),

@@ -183,6 +183,10 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.deploy.recoveryMode": recovery_mode,
         "spark.master.rest.enabled": "false",
+        # SE-09: daemons, drivers and executors prove they hold the cluster's secret (written
+        # below this block by the role, from the control node) and encrypt their RPC.
+        "spark.authenticate": "true",
+        "spark.network.crypto.enabled": "true",
         "spark.worker.cleanup.enabled": "true",
         "spark.worker.cleanup.appDataTtl": int(get("worker_cleanup_ttl_s")),
         "spark.eventLog.enabled": "true" if history else "false",

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..defaults import setting
+from ..pipeline.config import IDENTITIES
 from ..rules import cite
 
 STATES = ("started", "stopped")
@@ -42,6 +43,10 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     state = str(setting(settings, "spark_pipeline_state"))
     if state not in STATES:
         problems.append(f"spark_pipeline_state is {state!r}; choose {' or '.join(STATES)}")
+    users = setting(settings, "spark_pipeline_kafka_users")
+    if not isinstance(users, Mapping) or sorted(users) != sorted(IDENTITIES):
+        problems.append("spark_pipeline_kafka_users must map each of "
+                        f"{', '.join(IDENTITIES)} to a user declared in kafka_users")
     for key, low in (("max_offsets_per_trigger", 1), ("driver_memory_mb", 256),
                      ("executor_memory_mb", 512), ("executor_cores", 1), ("cores_max", 0)):
         value = int(setting(settings, f"spark_pipeline_{key}"))
@@ -101,6 +106,10 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     master_address = next(str(n["address"]) for n in cluster["spark_masters"]
                           if n["host"] == host)
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
+    users = dict(get("spark_pipeline_kafka_users"))
+    clients = {identity: {"user": str(users[identity]),
+                          "config": f"{conf_dir}/kafka-{identity}.properties"}
+               for identity in IDENTITIES}
     return {
         "name": name,
         "application": f"kafkaform-pipeline-{name}",
@@ -125,7 +134,12 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
             "data_dir": data_dir,
             "trigger_interval": str(get("spark_pipeline_trigger_interval")),
             "max_offsets_per_trigger": int(get("spark_pipeline_max_offsets_per_trigger")),
+            **{f"client.{i}.config": c["config"] for i, c in clients.items()},
         },
+        # Each identity's Kafka client file; its password is added by the role, never here.
+        "clients": clients,
+        "trust": f"{conf_dir}/trust.pem",
+        "tls_names": [host, master_address],
         "submit": submit,
         "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
         "read_write_paths": read_write,

@@ -27,19 +27,46 @@ PURGE_METHODS = ("timer", "autopurge")
 #: PurgeTxnLog and autopurge refuse to keep fewer snapshots. ZK-08
 MIN_SNAP_RETAIN_COUNT = 3
 
+#: zoo.cfg keys of SASL authentication, which the role sets from zookeeper_sasl_enforced.
+#: SE-07, SE-08
+SASL_KEYS = frozenset({
+    "authProvider.sasl", "enforce.auth.enabled", "enforce.auth.schemes",
+    "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl",
+    "quorum.auth.learner.saslLoginContext", "quorum.auth.server.saslLoginContext",
+})
+
+#: The one SASL key zookeeper_extra_settings may set, and only while zookeeper_sasl_enforced is
+#: false: the middle step of securing an open ensemble in place (see the role defaults). Members
+#: only log in as learners when they require it, so a member requiring learners to log in refuses
+#: the others until every member does. SE-08
+LEARNER_REQUIRE_SASL = "quorum.auth.learnerRequireSasl"
+
 #: zoo.cfg keys the role renders itself: the extra settings may not override them.
 MANAGED_KEYS = frozenset({
     "tickTime", "initLimit", "syncLimit", "clientPort", "dataDir", "dataLogDir",
     "4lw.commands.whitelist", "admin.enableServer", "admin.serverAddress", "admin.serverPort",
     "autopurge.snapRetainCount", "autopurge.purgeInterval", "standaloneEnabled",
     "dynamicConfigFile",
-})
+}) | SASL_KEYS
 _MANAGED_PREFIXES = ("server.", "group.", "weight.")
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
 
 #: The class ZooKeeper runs as and the class that purges its files.
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 PURGE_CLASS = "org.apache.zookeeper.server.PurgeTxnLog"
+
+#: The JAAS login sections: the server's (clients log in to it), the members' as quorum servers
+#: and as learners, and a client's. SE-07, SE-08
+SERVER_LOGIN_CONTEXT = "Server"
+QUORUM_SERVER_LOGIN_CONTEXT = "QuorumServer"
+QUORUM_LEARNER_LOGIN_CONTEXT = "QuorumLearner"
+CLIENT_LOGIN_CONTEXT = "Client"
+
+#: The SASL DIGEST-MD5 users: the one Kafka's brokers (and the operators' client configuration)
+#: log in as, and the one members log in to each other as. Their passwords are the secrets
+#: zookeeper-kafka and zookeeper-quorum (kafkaform.secrets), never part of the context. SE-06
+KAFKA_USER = "kafka"
+QUORUM_USER = "quorum"
 
 #: Debian 12's OpenJDK 17 on amd64, used when ``zookeeper_java_home`` is empty (the role passes the
 #: host's own architecture instead).
@@ -52,6 +79,8 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
                                         setting(settings, "zookeeper_extra_settings"), _KEY,
                                         "zoo.cfg key")
     for key in extra:
+        if key == LEARNER_REQUIRE_SASL:
+            continue  # checked below, against zookeeper_sasl_enforced
         if key in MANAGED_KEYS or key.startswith(_MANAGED_PREFIXES):
             problems.append(f"zookeeper_extra_settings: {key} is set by the role through its own "
                             "variable (see roles/zookeeper/defaults/main.yml)")
@@ -61,6 +90,12 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
         problems.append(f"zookeeper_four_letter_words: {', '.join(unknown) or 'empty'}; allowed: "
                         f"{', '.join(FOUR_LETTER_WORDS)} (monitoring needs nothing else, "
                         f"{cite('ZK-13')})")
+    enforced = bool(setting(settings, "zookeeper_sasl_enforced"))
+    learner = extra.get(LEARNER_REQUIRE_SASL)
+    if learner is not None and (enforced or str(learner).lower() not in ("true", "false")):
+        problems.append(f"zookeeper_extra_settings: {LEARNER_REQUIRE_SASL} may only be set, to "
+                        "true or false, while zookeeper_sasl_enforced is false: the middle step "
+                        f"of securing an open ensemble ({cite('SE-08')})")
     if "srvr" not in words:
         problems.append("zookeeper_four_letter_words must keep srvr: health checks use it "
                         f"({cite('ZK-13')})")
@@ -119,6 +154,10 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
     java = f"{java_home}/bin/java"
     heap = int(get("heap_mb"))
+    jaas_file = f"{conf_dir}/jaas.conf"
+    enforced = bool(get("sasl_enforced"))
+    extra = {str(k): v for k, v in get("extra_settings").items()}
+    learner_requires = enforced or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
     jvm_options = [
         f"-Xms{heap}m", f"-Xmx{heap}m",
         "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
@@ -127,6 +166,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
         "-Djava.awt.headless=true",
         f"-Dlogback.configurationFile={conf_dir}/logback.xml",
+        f"-Djava.security.auth.login.config={jaas_file}",
         *[str(o) for o in get("jvm_extra_opts")],
     ]
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
@@ -165,7 +205,23 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
             "command": [java, "-Xmx64m", "-cp", classpath, PURGE_CLASS,
                         txn_dir or data_dir, data_dir, "-n", str(retain)],
         },
-        "extra_settings": java_properties({str(k): v for k, v in get("extra_settings").items()}),
+        "sasl": {
+            # Enforced: anonymous sessions are closed (SE-07), members require each other's login
+            # both ways (SE-08). Not enforced: the provider and the members' SASL are on, nothing
+            # is required yet (the first step of securing an open ensemble in place).
+            "enforced": enforced,
+            "quorum_learner_requires": learner_requires,
+            "quorum_server_requires": enforced,
+            "jaas_file": jaas_file,
+            "client_jaas_file": f"{conf_dir}/client-jaas.conf",
+            "server_login_context": SERVER_LOGIN_CONTEXT,
+            "quorum_server_login_context": QUORUM_SERVER_LOGIN_CONTEXT,
+            "quorum_learner_login_context": QUORUM_LEARNER_LOGIN_CONTEXT,
+            "client_login_context": CLIENT_LOGIN_CONTEXT,
+            "kafka_user": KAFKA_USER,
+            "quorum_user": QUORUM_USER,
+        },
+        "extra_settings": java_properties(extra),
         "java": {
             "binary": java,
             "classpath": classpath,

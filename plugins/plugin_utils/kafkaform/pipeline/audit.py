@@ -39,7 +39,7 @@ def wait_until_caught_up(spark: Any, config: PipelineConfig, timeout: float) -> 
     """The consumed range once it reaches the topic's latest offsets; an error after timeout."""
     from kafkaform.pipeline.session import topic_offsets
 
-    latest = topic_offsets(spark, config.bootstrap_servers, config.topic, "latest")
+    latest = topic_offsets(spark, config, "latest")
     deadline = time.monotonic() + timeout
     while True:
         consumed = consumed_range(config)
@@ -68,7 +68,7 @@ def audit(spark: Any, config: PipelineConfig, consumed: Offsets) -> dict[str, An
 
     from kafkaform.pipeline.session import topic_offsets
 
-    earliest = topic_offsets(spark, config.bootstrap_servers, config.topic, "earliest")
+    earliest = topic_offsets(spark, config, "earliest")
     starts = {p: min(earliest.get(p, 0), end) for p, end in consumed.items()}
     ranges = spark.createDataFrame([(p, starts[p], end) for p, end in consumed.items()],
                                    "partition INT, start LONG, end LONG")
@@ -78,6 +78,7 @@ def audit(spark: Any, config: PipelineConfig, consumed: Offsets) -> dict[str, An
         until = json.dumps({config.topic: {str(p): o for p, o in consumed.items()}})
         expected = (
             spark.read.format("kafka")
+            .options(**config.kafka_options("audit"))
             .option("kafka.bootstrap.servers", config.bootstrap_servers)
             .option("subscribe", config.topic)
             .option("startingOffsets", topic).option("endingOffsets", until)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+#: The pipeline's Kafka identities, each its own SCRAM user with only the ACLs it needs (SE-03):
+#: the streaming job reads, the generator writes, the audit reads and compares.
+IDENTITIES = ("job", "generator", "audit")
 
 
 @dataclass(frozen=True)
@@ -15,6 +19,29 @@ class PipelineConfig:
     data_dir: str
     trigger_interval: str
     max_offsets_per_trigger: int
+    #: identity -> Kafka client properties file (SASL_SSL, its SCRAM login, the cluster CA)
+    client_configs: dict[str, str] = field(default_factory=dict)
+
+    def kafka_client(self, identity: str) -> dict[str, str]:
+        """The Kafka client settings of one identity, as its properties file holds them."""
+        path = self.client_configs.get(identity)
+        if not path:
+            raise ValueError(f"pipeline.properties names no client config for {identity} "
+                             f"(expected client.{identity}.config)")
+        client = {str(k): str(v) for k, v in
+                  parse_properties(Path(path).read_text(encoding="utf-8")).items()}
+        # Executors run on the workers, which hold no CA file: hand them its certificates.
+        trust = client.pop("ssl.truststore.location", "")
+        if trust and client.get("ssl.truststore.type") == "PEM":
+            client["ssl.truststore.certificates"] = Path(trust).read_text(encoding="ascii")
+        return client
+
+    def kafka_options(self, identity: str) -> dict[str, str]:
+        """The same settings as options of Spark's Kafka source and sink (``kafka.`` prefix),
+        with the consumer group prefix the identity's ACLs allow."""
+        options = {f"kafka.{k}": v for k, v in self.kafka_client(identity).items()}
+        options["groupIdPrefix"] = f"kafkaform-{self.name}-{identity}"
+        return options
 
     @property
     def events_dir(self) -> str:
@@ -43,6 +70,8 @@ class PipelineConfig:
             data_dir=str(data["data_dir"]).rstrip("/"),
             trigger_interval=str(data["trigger_interval"]),
             max_offsets_per_trigger=int(data["max_offsets_per_trigger"]),
+            client_configs={i: str(data[f"client.{i}.config"]) for i in IDENTITIES
+                            if data.get(f"client.{i}.config")},
         )
 
     @classmethod

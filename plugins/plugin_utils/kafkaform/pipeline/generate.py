@@ -27,6 +27,8 @@ MAX_RATE = 200_000
 
 def producer_options(config: PipelineConfig) -> dict[str, str]:
     return {
+        # SASL_SSL as the generator's own user (SE-03); a sink has no consumer group.
+        **{k: v for k, v in config.kafka_options("generator").items() if k.startswith("kafka.")},
         "kafka.bootstrap.servers": config.bootstrap_servers,
         "topic": config.topic,
         "kafka.enable.idempotence": "true",

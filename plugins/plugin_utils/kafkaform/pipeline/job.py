@@ -28,6 +28,7 @@ def kafka_source(spark: Any, config: PipelineConfig) -> Any:
     """The topic as a stream: from the earliest offset, failing (never skipping) on lost data."""
     return (
         spark.readStream.format("kafka")
+        .options(**config.kafka_options("job"))  # SASL_SSL as the job's own user, SE-03
         .option("kafka.bootstrap.servers", config.bootstrap_servers)  # CL-08: several brokers
         .option("subscribe", config.topic)
         .option("startingOffsets", "earliest")  # CL-09, SP-05: a new checkpoint reads it all

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkaform.pipeline.checkpoint import Offsets
+from kafkaform.pipeline.config import PipelineConfig
 
 
 def local_session(name: str) -> Any:
@@ -24,13 +25,16 @@ def local_session(name: str) -> Any:
     )
 
 
-def topic_offsets(spark: Any, bootstrap_servers: str, topic: str, which: str) -> Offsets:
+def topic_offsets(spark: Any, config: PipelineConfig, which: str) -> Offsets:
     """``earliest`` or ``latest`` (read-committed: the last stable offset) offset of every
-    partition of ``topic``, from Kafka's Admin API."""
+    partition of the pipeline's topic, from Kafka's Admin API, as the audit's user."""
+    topic = config.topic
     jvm = spark.sparkContext._jvm
     admin_pkg = jvm.org.apache.kafka.clients.admin
     props = jvm.java.util.Properties()
-    props.put("bootstrap.servers", bootstrap_servers)
+    for key, value in config.kafka_client("audit").items():
+        props.put(key, value)
+    props.put("bootstrap.servers", config.bootstrap_servers)
     props.put("request.timeout.ms", "15000")
     admin = admin_pkg.Admin.create(props)
     try:

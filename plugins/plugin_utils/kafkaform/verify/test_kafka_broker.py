@@ -8,13 +8,19 @@ never from constants here. Brokers are reached with ``--hosts`` when given (matc
 name or address), else through the inventory's own connection (``podman://`` for podman hosts,
 ``ansible://`` otherwise). The produce/consume and rack tests create one
 ``kafkaform-verify-*`` topic (replication factor 2, 12 partitions) and delete it afterwards.
+Kafka's tools run on the brokers with the role's admin client configuration (the brokers' own
+principal over the BROKER listener); the security tests try the client listener without TLS, with
+a wrong password and as a user without ACLs (a ``kafkaform-verify-*`` user, deleted afterwards).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
+import time
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +29,9 @@ import pytest
 import testinfra  # type: ignore[import-untyped]
 import testinfra.host  # type: ignore[import-untyped]
 
+from kafkaform import acls
 from kafkaform.contexts.kafka_broker import kafka_broker_context
+from kafkaform.defaults import role_default
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -32,6 +40,8 @@ from kafkaform.verify.conftest import (
 
 ADMIN = "/usr/local/sbin/kafkaform-kafka"
 TOOL_JVM = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+TOPICS = "org.apache.kafka.tools.TopicCommand"
+CONFIGS = "kafka.admin.ConfigCommand"
 
 
 @dataclass(frozen=True)
@@ -39,10 +49,11 @@ class Broker:
     name: str
     host: testinfra.host.Host
     expected: Mapping[str, Any]  # the role's template context for this broker
+    expected_inputs: Mapping[str, Any]  # the broker's inventory variables
 
     def admin(self, *args: str) -> Any:
         exp = self.expected
-        argv = [ADMIN, "--bootstrap", exp["bootstrap_servers"], "--conf", exp["conf_dir"],
+        argv = [ADMIN, "--bootstrap", exp["admin_bootstrap_servers"], "--conf", exp["conf_dir"],
                 "--libs", f"{exp['install_dir']}/libs", "--java", exp["java"]["binary"], *args]
         return self.host.run(shlex.join(argv))
 
@@ -52,14 +63,40 @@ class Broker:
                 *args]
         return self.host.run(shlex.join(argv) + " 2>/dev/null")
 
+    def admin_tool(self, main_class: str, config_flag: str, *args: str) -> Any:
+        """One of Kafka's tools as the brokers' principal, over the BROKER listener."""
+        exp = self.expected
+        return self.tool(main_class, "--bootstrap-server", exp["admin_bootstrap_servers"],
+                         config_flag, exp["admin_client_config"], *args)
+
+    def client_config(self, name: str, lines: Mapping[str, str]) -> str:
+        """A client configuration file in a private temporary directory; its path."""
+        directory = str(self.host.check_output("mktemp -d"))
+        path = f"{directory}/{name}.properties"
+        body = "\n".join(f"{k}={v}" for k, v in lines.items())
+        self.host.run(f"umask 077 && printf '%s\\n' {shlex.quote(body)} > {shlex.quote(path)}")
+        return path
+
+    def scram_config(self, user: str, password: str) -> dict[str, str]:
+        return {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+                                f'required username="{user}" password="{password}";',
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": self.expected["tls"]["trust"],
+            "request.timeout.ms": "10000",
+            "default.api.timeout.ms": "20000",
+        }
+
     def pid(self) -> str:
         return str(self.host.check_output("systemctl show --property=MainPID --value kafka"))
 
 
 @pytest.fixture(scope="module")
 def brokers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
-    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables))
-            for n in nodes("brokers", "Kafka brokers")]
+    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables),
+                   n.variables) for n in nodes("brokers", "Kafka brokers")]
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +104,11 @@ def verify_topic(brokers: list[Broker]) -> Iterator[str]:
     """A fresh topic with replication factor 2 and 12 partitions, deleted afterwards."""
     topic = f"kafkaform-verify-{uuid.uuid4().hex[:12]}"
     first = brokers[0]
-    boot = first.expected["bootstrap_servers"]
-    created = first.tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", boot,
-                         "--create", "--topic", topic, "--partitions", "12",
-                         "--replication-factor", "2")
+    created = first.admin_tool(TOPICS, "--command-config", "--create", "--topic", topic,
+                               "--partitions", "12", "--replication-factor", "2")
     assert f"Created topic {topic}." in created.stdout, created.stdout + created.stderr
     yield topic
-    first.tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", boot, "--delete",
-               "--topic", topic)
+    first.admin_tool(TOPICS, "--command-config", "--delete", "--topic", topic)
 
 
 def test_services_run_as_the_kafka_user(brokers: list[Broker]) -> None:
@@ -97,8 +131,9 @@ def test_every_broker_registered_under_the_chroot_with_its_rack_and_one_controll
         assert registration is not None, f"{broker.name}: not registered under " \
             f"{exp['zookeeper_connect']}"
         assert (registration["rack"] or "") == broker.expected["rack"], (broker.name, registration)
-        listener = f"PLAINTEXT://{broker.expected['address']}:{broker.expected['port']}"
-        assert listener in registration["endpoints"], (broker.name, registration)
+        for listener in broker.expected["listeners"]:
+            endpoint = f"{listener['name']}://{listener['advertised_host']}:{listener['port']}"
+            assert endpoint in registration["endpoints"], (broker.name, registration)
     assert state["controller"] in exp["broker_ids"], f"controller: {state['controller']}"
 
 
@@ -116,8 +151,8 @@ def test_rf2_topic_spans_two_racks_in_every_partition(brokers: list[Broker],
     racks = exp["racks_by_id"]
     if len(set(racks.values()) - {""}) < 2:
         pytest.skip("the brokers span fewer than 2 racks")
-    out = brokers[0].tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
-                          exp["bootstrap_servers"], "--describe", "--topic", verify_topic).stdout
+    out = brokers[0].admin_tool(TOPICS, "--command-config", "--describe",
+                                "--topic", verify_topic).stdout
     lines = [line for line in out.splitlines() if "Partition:" in line]
     assert len(lines) == 12, out
     for line in lines:
@@ -128,15 +163,14 @@ def test_rf2_topic_spans_two_racks_in_every_partition(brokers: list[Broker],
 
 def test_produce_and_consume_with_acks_all(brokers: list[Broker], verify_topic: str) -> None:
     broker = brokers[-1]
-    boot = broker.expected["bootstrap_servers"]
-    produced = broker.tool("org.apache.kafka.tools.VerifiableProducer", "--topic", verify_topic,
-                           "--bootstrap-server", boot, "--max-messages", "200", "--acks", "-1")
+    produced = broker.admin_tool("org.apache.kafka.tools.VerifiableProducer", "--producer.config",
+                                 "--topic", verify_topic, "--max-messages", "200", "--acks", "-1")
     events = [json.loads(line) for line in produced.stdout.splitlines() if line.startswith("{")]
     acked = {e["value"] for e in events if e.get("name") == "producer_send_success"}
     assert len(acked) == 200, produced.stdout[-2000:]
-    consumed = broker.tool("org.apache.kafka.tools.consumer.ConsoleConsumer",
-                           "--bootstrap-server", boot, "--topic", verify_topic,
-                           "--from-beginning", "--max-messages", "200", "--timeout-ms", "60000")
+    consumed = broker.admin_tool("org.apache.kafka.tools.consumer.ConsoleConsumer",
+                                 "--consumer.config", "--topic", verify_topic, "--from-beginning",
+                                 "--max-messages", "200", "--timeout-ms", "60000")
     assert set(consumed.stdout.split()) == acked, consumed.stdout[-2000:]
 
 
@@ -157,10 +191,134 @@ def test_kafka_owns_its_files_and_configs_are_not_world_readable(brokers: list[B
             assert item.is_directory and item.user == exp["user"], (
                 f"{broker.name}: {path} is {item.user}")
             assert not path.startswith("/tmp"), f"{broker.name}: log dir {path} under /tmp"
-        for name in ("server.properties", "log4j.properties"):
-            item = broker.host.file(f"{exp['conf_dir']}/{name}")
+        for path in (exp["java"]["config"], f"{exp['conf_dir']}/log4j.properties",
+                     exp["jaas_file"], exp["admin_client_config"], exp["tls"]["keystore"],
+                     exp["tls"]["secrets"], exp["tls"]["trust"]):
+            name = path
+            item = broker.host.file(path)
             assert item.is_file, f"{broker.name}: {name} missing"
             assert item.mode & 0o007 == 0, f"{broker.name}: {name} is {oct(item.mode)}"
             assert item.group == exp["group"], f"{broker.name}: {name} group {item.group}"
             assert broker.host.run("runuser -u %s -- test -r %s", exp["user"],
                                    item.path).rc == 0
+
+
+def test_plaintext_client_is_refused_on_every_listener(brokers: list[Broker]) -> None:
+    """SE-01: no listener answers a client that does not speak TLS."""
+    broker = brokers[0]
+    config = broker.client_config("plaintext", {"request.timeout.ms": "5000",
+                                                "default.api.timeout.ms": "10000"})
+    for listener in broker.expected["listeners"]:
+        endpoint = f"{listener['advertised_host']}:{listener['port']}"
+        result = broker.tool(TOPICS, "--bootstrap-server", endpoint, "--command-config", config,
+                             "--list")
+        assert result.rc != 0, f"{endpoint}: a plaintext client listed topics: {result.stdout}"
+
+
+def test_wrong_scram_password_is_refused(brokers: list[Broker]) -> None:
+    """SE-01: the client listener authenticates every connection."""
+    broker = brokers[0]
+    config = broker.client_config("wrong", broker.scram_config("kafkaform-verify-nobody",
+                                                               secrets.token_hex(12)))
+    result = broker.host.run(shlex.join([
+        broker.expected["java"]["binary"], *TOOL_JVM, "-cp", broker.expected["java"]["classpath"],
+        TOPICS, "--bootstrap-server", broker.expected["bootstrap_servers"], "--command-config",
+        config, "--list"]) + " 2>&1")
+    assert result.rc != 0, result.stdout
+    assert "Authentication failed" in result.stdout, result.stdout[-2000:]
+
+
+def test_user_without_acls_is_denied(brokers: list[Broker], verify_topic: str) -> None:
+    """SE-03: authenticated is not authorized; no ACL means no access."""
+    broker = brokers[0]
+    user, password = f"kafkaform-verify-{uuid.uuid4().hex[:8]}", secrets.token_hex(16)
+    scram = broker.client_config("scram", {
+        "SCRAM-SHA-512": f"iterations=8192,password={password}"})
+    added = broker.admin_tool(CONFIGS, "--command-config", "--alter", "--entity-type", "users",
+                              "--entity-name", user, "--add-config-file", scram)
+    assert added.rc == 0, added.stdout + added.stderr
+    try:
+        config = broker.client_config("denied", broker.scram_config(user, password))
+        result = broker.host.run(shlex.join([
+            broker.expected["java"]["binary"], *TOOL_JVM, "-cp",
+            broker.expected["java"]["classpath"], TOPICS, "--bootstrap-server",
+            broker.expected["bootstrap_servers"], "--command-config", config, "--describe",
+            "--topic", verify_topic]) + " 2>&1")
+        assert result.rc != 0, result.stdout
+        assert "Authentication failed" not in result.stdout, result.stdout[-2000:]
+        assert "Authorization failed" in result.stdout or "not authorized" in \
+            result.stdout.lower() or "does not exist" in result.stdout, result.stdout[-2000:]
+    finally:
+        broker.admin_tool(CONFIGS, "--command-config", "--alter", "--entity-type", "users",
+                          "--entity-name", user, "--delete-config", "SCRAM-SHA-512")
+
+
+def test_certificates_verify_against_the_cluster_ca_for_every_name(
+        brokers: list[Broker], inventory: Inventory) -> None:
+    """SE-02: each broker presents a certificate of the cluster CA valid for each of its names;
+    a name it does not carry fails."""
+    probe = ("import socket, ssl, sys\n"
+             "ctx = ssl.create_default_context(cafile=sys.argv[1])\n"
+             "with socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=10) as s:\n"
+             "    with ctx.wrap_socket(s, server_hostname=sys.argv[4]) as t:\n"
+             "        left = ssl.cert_time_to_seconds(t.getpeercert()['notAfter'])\n"
+             "        print(t.version(), int(left))\n")
+    client = brokers[0]
+    trust = client.expected["tls"]["trust"]
+    renew_days = int(next((v["kafkaform_tls_renew_before_days"] for v in inventory.hostvars.values()
+                           if "kafkaform_tls_renew_before_days" in v),
+                          role_default("kafkaform_tls_renew_before_days")))
+    for broker in brokers:
+        port = str(broker.expected["port"])
+        for name in broker.expected["tls_names"]:
+            result = client.host.run(shlex.join(["python3", "-c", probe, trust,
+                                                 broker.expected["address"], port, name]))
+            assert result.rc == 0, f"{broker.name} as {name}: {result.stderr[-1000:]}"
+            version, not_after = result.stdout.split()
+            assert version in ("TLSv1.3", "TLSv1.2"), result.stdout
+            days = (int(not_after) - time.time()) / 86400
+            if days < renew_days:
+                warnings.warn(f"{broker.name}: its certificate expires in {days:.0f} days; run "
+                              "the site playbook to renew it (SE-02)", stacklevel=1)
+        wrong = client.host.run(shlex.join(["python3", "-c", probe, trust,
+                                            broker.expected["address"], port,
+                                            "not-this-broker.invalid"]))
+        assert wrong.rc != 0 and "CERTIFICATE_VERIFY_FAILED" in wrong.stderr, wrong.stderr
+
+
+def test_declared_users_log_in_and_declared_acls_are_in_place(brokers: list[Broker]) -> None:
+    """SE-03: every user of kafka_users authenticates with its declared password, and the
+    cluster holds every binding of kafka_acls (nothing left to add, nothing to remove)."""
+    broker = brokers[0]
+    variables = broker.expected_inputs
+    for user in variables.get("kafka_users") or []:
+        if user.get("state", "present") != "present":
+            continue
+        config = broker.client_config("user", broker.scram_config(user["name"], user["password"]))
+        result = broker.host.run(shlex.join([
+            broker.expected["java"]["binary"], *TOOL_JVM, "-cp",
+            broker.expected["java"]["classpath"], TOPICS, "--bootstrap-server",
+            broker.expected["bootstrap_servers"], "--command-config", config, "--list"]) + " 2>&1")
+        assert result.rc == 0, f"{user['name']} cannot log in: {result.stdout[-1000:]}"
+    declared = variables.get("kafka_acls") or []
+    if declared:
+        listed = broker.admin("acl-list")
+        assert listed.rc == 0, listed.stderr
+        assert acls.plan(declared, listed.stdout) == [], listed.stdout
+
+
+def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
+    """SE-07: the brokers wrote their znodes with ACLs: only their ZooKeeper user may change
+    them; anyone else may at most read."""
+    broker = brokers[0]
+    exp = broker.expected
+    connect = exp["zookeeper_connect"]
+    servers, _, chroot = connect.partition("/")
+    result = broker.host.run(shlex.join([
+        exp["java"]["binary"], *TOOL_JVM, f"-Djava.security.auth.login.config={exp['jaas_file']}",
+        "-cp", exp["java"]["classpath"], "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",
+        "-server", servers, "getAcl", f"/{chroot}/brokers/topics"]) + " 2>&1")
+    assert "'sasl,'kafka" in result.stdout, result.stdout[-2000:]
+    world = result.stdout.split("'world,'anyone", 1)
+    assert len(world) == 1 or world[1].split("\n", 2)[1].strip(": ") in ("r", ""), \
+        result.stdout[-2000:]

@@ -6,7 +6,9 @@ The ensemble (members, ids, server lines, paths, users) comes from the kafkaform
 inventory (``--ansible-inventory``, else ``$KAFKAFORM_INVENTORY``, else Ansible's configured one),
 never from constants here. Members are reached with ``--hosts`` when given (matched by inventory
 name or address), else through the inventory's own connection (``podman://`` for podman hosts,
-``ansible://`` otherwise). The znode test writes and deletes one ``/kafkaform-verify-*`` node.
+``ansible://`` otherwise). The znode test writes and deletes one ``/kafkaform-verify-*`` node,
+logged in as Kafka's user through the member's client login (``client-jaas.conf``); the anonymous
+session test tries to create one and checks it was refused and not created.
 """
 
 from __future__ import annotations
@@ -62,11 +64,14 @@ class Member:
                 return line.removeprefix("Mode: ").strip()
         return "not serving"
 
-    def client(self, *command: str) -> Any:
-        """Run one ZooKeeperMain command against this member's client port."""
+    def client(self, *command: str, login: bool = True) -> Any:
+        """Run one ZooKeeperMain command against this member's client port, logged in as Kafka's
+        user through the member's client login, or anonymously with ``login=False``."""
         exp = self.expected
         java = exp["java"]["binary"]
+        jaas = [f"-Djava.security.auth.login.config={exp['sasl']['client_jaas_file']}"]
         argv = [java, "-Xmx64m", f"-Dlogback.configurationFile={exp['conf_dir']}/logback.xml",
+                *(jaas if login else []),
                 "-cp", f"{exp['install_dir']}/lib/*", "org.apache.zookeeper.ZooKeeperMain",
                 "-server", f"127.0.0.1:{exp['client_port']}", *command]
         return self.host.run(shlex.join(argv) + " 2>&1")
@@ -138,11 +143,53 @@ def test_znode_written_through_one_member_reads_back_through_every_member(
         ensemble[0].client("delete", path)
 
 
+def test_anonymous_session_is_refused(ensemble: list[Member]) -> None:
+    """SE-07: a session that has not logged in cannot create a znode (nor do anything else)."""
+    path = f"/kafkaform-verify-anonymous-{uuid.uuid4().hex[:12]}"
+    for member in ensemble:
+        if not member.expected["sasl"]["enforced"]:
+            pytest.skip(f"{member.name}: zookeeper_sasl_enforced is false")
+        refused = member.client("create", path, "anonymous", login=False)
+        assert refused.rc != 0, f"{member.name}: an anonymous session created {path}"
+        assert "Session closed because client failed to authenticate" in refused.stdout, (
+            f"{member.name}: {refused.stdout}")
+        assert "Node does not exist" in member.client("stat", path).stdout, (
+            f"{member.name}: {path} exists after an anonymous create")
+
+
+def test_members_require_each_others_login(ensemble: list[Member]) -> None:
+    """SE-08, SE-07: zoo.cfg requires SASL logins both ways between members and of every client
+    session (the live JVM runs it, with the JAAS file: test_live_jvm_*); a serving quorum shows
+    the members' logins succeed."""
+    for member in ensemble:
+        exp = member.expected
+        if not exp["sasl"]["enforced"]:
+            pytest.skip(f"{member.name}: zookeeper_sasl_enforced is false")
+        conf = member.host.file(f"{exp['conf_dir']}/zoo.cfg").content_string.splitlines()
+        for line in ("quorum.auth.enableSasl=true", "quorum.auth.learnerRequireSasl=true",
+                     "quorum.auth.serverRequireSasl=true", "enforce.auth.enabled=true",
+                     "enforce.auth.schemes=sasl"):
+            assert line in conf, f"{member.name}: zoo.cfg lacks {line}"
+
+
+def test_jaas_files_readable_by_their_readers_only(ensemble: list[Member]) -> None:
+    """SE-06: the members' logins only the service reads, the operators' only root."""
+    for member in ensemble:
+        exp = member.expected
+        wanted = {exp["sasl"]["jaas_file"]: ("root", exp["group"], 0o640),
+                  exp["sasl"]["client_jaas_file"]: ("root", "root", 0o600)}
+        for path, (user, group, mode) in wanted.items():
+            item = member.host.file(path)
+            assert item.is_file, f"{member.name}: {path} missing"
+            assert (item.user, item.group, item.mode) == (user, group, mode), (
+                f"{member.name}: {path} is {item.user}:{item.group} {oct(item.mode)}")
+
+
 def test_config_files_readable_by_the_service_user_only(ensemble: list[Member]) -> None:
     for member in ensemble:
         exp = member.expected
         for path in (f"{exp['conf_dir']}/zoo.cfg", f"{exp['conf_dir']}/logback.xml",
-                     f"{exp['data_dir']}/myid"):
+                     exp["sasl"]["jaas_file"], f"{exp['data_dir']}/myid"):
             item = member.host.file(path)
             assert item.is_file, f"{member.name}: {path} missing"
             assert item.mode & 0o007 == 0, f"{member.name}: {path} is {oct(item.mode)}"

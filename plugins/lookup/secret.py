@@ -1,0 +1,58 @@
+"""A generated secret of the cluster, read or created on the control node (kafkaform.secrets)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: secret
+author: kafkaform (@kafkaform)
+short_description: A secret of the cluster, from the inventory or generated once on the control node
+description:
+  - Returns the inventory's C(kafkaform_secrets[name]) when set (keep it in Ansible Vault).
+  - Otherwise returns the secret stored in C(<kafkaform_secrets_dir>/<kafka_cluster_name>/<name>)
+    on the control node, generating 32 random letters and digits there (mode 0600) the first time.
+  - Known names are C(keystore), C(zookeeper-kafka), C(zookeeper-quorum) and C(spark-authenticate).
+options:
+  _terms:
+    description: Names of kafkaform's secrets.
+    required: true
+    type: list
+    elements: str
+"""
+
+EXAMPLES = r"""
+- name: Write the ZooKeeper JAAS file
+  ansible.builtin.template:
+    src: jaas.conf.j2
+    dest: /etc/zookeeper/jaas.conf
+    mode: "0640"
+  vars:
+    zookeeper_kafka_password: "{{ lookup('kafkaform.platform.secret', 'zookeeper-kafka') }}"
+  no_log: true
+"""
+
+RETURN = r"""
+_raw:
+  description: One secret per name.
+  type: list
+  elements: str
+"""
+
+# Ansible reads the documentation above before any import (validate-modules' rule).
+from typing import Any
+
+from ansible.errors import AnsibleError
+from ansible.plugins.lookup import LookupBase
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.secrets import secret
+
+
+class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
+    def run(self, terms: list[str], variables: Any = None, **kwargs: Any) -> list[str]:
+        if variables is None:
+            raise AnsibleError("secret: no variables to read")
+        wanted = {key: self._templar.template(variables.get(key))
+                  for key in ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
+                  if variables.get(key) is not None}
+        try:
+            return [secret(str(term), wanted) for term in terms]
+        except (KeyError, OSError, RuntimeError) as error:
+            raise AnsibleError(f"kafkaform.platform.secret: {error}") from error
