@@ -33,8 +33,8 @@ _LENGTH = 32
 
 def cluster_dir(variables: Mapping[str, Any]) -> Path:
     """``<kafkaform_secrets_dir>/<kafka_cluster_name>``, created 0700 when missing."""
-    base = Path(str(variables.get("kafkaform_secrets_dir")
-                     or CLUSTER_DEFAULTS["kafkaform_secrets_dir"])).expanduser()
+    configured = variables.get("kafkaform_secrets_dir") or CLUSTER_DEFAULTS["kafkaform_secrets_dir"]
+    base = Path(str(configured)).expanduser()
     name = str(variables.get("kafka_cluster_name") or "kafka")
     path = base / name
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -55,13 +55,13 @@ def secret(name: str, variables: Mapping[str, Any]) -> str:
     except FileExistsError:
         return _read(path)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("".join(random.choice(_ALPHABET) for _ in range(_LENGTH)) + "\n")
+        handle.write("".join(random.choice(_ALPHABET) for _position in range(_LENGTH)) + "\n")
     return _read(path)
 
 
 def _read(path: Path) -> str:
     # A fork that lost the O_EXCL race may read before the winner wrote: wait for the line.
-    for _ in range(100):
+    for _attempt in range(100):
         value = path.read_text(encoding="utf-8").strip()
         if value:
             return value

@@ -313,7 +313,7 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
     broker = brokers[0]
     exp = broker.expected
     connect = exp["zookeeper_connect"]
-    servers, _, chroot = connect.partition("/")
+    servers, _slash, chroot = connect.partition("/")
     result = broker.host.run(shlex.join([
         exp["java"]["binary"], *TOOL_JVM, f"-Djava.security.auth.login.config={exp['jaas_file']}",
         "-cp", exp["java"]["classpath"], "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",
