@@ -54,5 +54,5 @@ class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
                   if variables.get(key) is not None}
         try:
             return [secret(str(term), wanted) for term in terms]
-        except (KeyError, OSError, RuntimeError) as error:
+        except (KeyError, OSError, RuntimeError, ValueError) as error:
             raise AnsibleError(f"kafkaform.platform.secret: {error}") from error

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, model, topics
+from . import acls, model, secrets, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import CLUSTER_DEFAULTS, as_bool, role_default, role_options
 from .model import InventoryView, as_int
@@ -364,6 +364,8 @@ def role_inputs(view: InventoryView) -> Iterator[Finding]:
             *topics.declared_problems(view.var(broker, "kafka_topics", []) or []),
             *acls.user_problems(view.var(broker, "kafka_users", []) or []),
             *acls.acl_problems(view.var(broker, "kafka_acls", []) or []),
+            *(f"{problem} ({cite('SE-06')})"
+              for problem in secrets.given_problems(view.var(broker, "kafkaform_secrets"))),
         ]
         for problem in declared:
             hosts_by_problem["kafka_broker", problem] = view.members(model.KAFKA_BROKER)

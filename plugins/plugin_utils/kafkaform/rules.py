@@ -489,7 +489,7 @@ CATALOGUE: tuple[Rule, ...] = (
          "A password in a log, a diff, a fact or a world-readable file is a published password.",
          "Give secrets through kafkaform_secrets and kafka_users from Ansible Vault, or let "
          "kafkaform generate them in kafkaform_secrets_dir.",
-         (USERS_AND_ACLS,)),
+         (PREFLIGHT, USERS_AND_ACLS)),
     Rule("SE-07", "ZooKeeper accepts only authenticated sessions, and Kafka's znodes carry ACLs",
          "An anonymous session could otherwise rewrite Kafka's registry: brokers, topics, "
          "configurations and ACLs.",

@@ -30,6 +30,32 @@ KNOWN: dict[str, str] = {
 _ALPHABET = string.ascii_letters + string.digits
 _LENGTH = 32
 
+#: What a given secret may not hold: the JAAS files quote it (" and \ would end or escape the
+#: string, ${ is expanded by Java) and the properties files hold one line.
+UNSAFE = ('"', "\\", "${", "\n", "\r")
+#: The shortest secret kafkaform accepts from the inventory.
+MIN_LENGTH = 16
+
+
+def given_problems(given: Any) -> list[str]:
+    """Problems of the inventory's ``kafkaform_secrets``; a value is never repeated."""
+    if given in (None, {}):
+        return []
+    if not isinstance(given, Mapping):
+        return ["kafkaform_secrets must be a mapping of secret name to value"]
+    problems = []
+    for name, value in given.items():
+        if name not in KNOWN:
+            problems.append(f"kafkaform_secrets: {name} is not a secret kafkaform uses; known: "
+                            f"{', '.join(sorted(KNOWN))}")
+        elif not isinstance(value, str) or len(value) < MIN_LENGTH:
+            problems.append(f"kafkaform_secrets: {name} must be a string of at least "
+                            f"{MIN_LENGTH} characters")
+        elif any(bad in value for bad in UNSAFE):
+            problems.append(f"kafkaform_secrets: {name} may not contain a double quote, a "
+                            "backslash, ${ or a line break")
+    return problems
+
 
 def cluster_dir(variables: Mapping[str, Any]) -> Path:
     """``<kafkaform_secrets_dir>/<kafka_cluster_name>``, created 0700 when missing."""
@@ -48,6 +74,9 @@ def secret(name: str, variables: Mapping[str, Any]) -> str:
         raise KeyError(f"unknown secret {name!r}; kafkaform knows {', '.join(sorted(KNOWN))}")
     given = (variables.get("kafkaform_secrets") or {}).get(name)
     if given:
+        problems = given_problems({name: given})
+        if problems:
+            raise ValueError(problems[0])
         return str(given)
     path = cluster_dir(variables) / name
     try:
