@@ -99,12 +99,3 @@ def test_no_secret_reaches_the_context() -> None:
     secrets = {"zookeeper-kafka": "kafka-Secret-1", "zookeeper-quorum": "quorum-Secret-2"}
     text = repr(context(kafkaform_secrets=secrets))
     assert not any(value in text for value in secrets.values())
-
-
-def test_jaas_passwords_are_quoted_java_strings() -> None:
-    ctx = {"zookeeper": context(), "zookeeper_secrets": {"kafka": 'k"a\\b', "quorum": "q\\"}}
-    server = render.render("zookeeper/jaas.conf.j2", ctx)
-    assert 'user_kafka="k\\"a\\\\b";' in server
-    assert 'user_quorum="q\\\\";' in server and 'password="q\\\\";' in server
-    client = render.render("zookeeper/client-jaas.conf.j2", ctx)
-    assert 'username="kafka"' in client and 'password="k\\"a\\\\b";' in client
