@@ -11,6 +11,8 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki i
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "names": {"type": "list", "elements": "str", "required": True},
     "ou": {"type": "str", "required": True},
+    "keep_previous_ca": {"type": "bool", "default": False},
+    "renew": {"type": "bool", "default": False},
 }
 
 #: Cluster-wide variables kafkaform.pki reads, besides every kafkaform_tls_* setting.
@@ -34,7 +36,9 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
                     if key in SETTINGS or key.startswith("kafkaform_tls_")}
         try:
             issued = ensure_host(settings, host, args["names"], args["ou"],
-                                 dry_run=bool(self._task.check_mode))
+                                 dry_run=bool(self._task.check_mode),
+                                 keep_previous_ca=bool(args["keep_previous_ca"]),
+                                 renew=bool(args["renew"]))
         except (ValueError, OSError) as error:
             result.update(failed=True, msg=f"{host}: {error}")
             return result

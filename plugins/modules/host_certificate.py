@@ -35,6 +35,17 @@ options:
         (for example V(kafka-broker)); Kafka maps it to the host's principal.
     required: true
     type: str
+  keep_previous_ca:
+    description:
+      - During a CA rotation, keep a certificate the previous CA issued as long as it is otherwise
+        current, so the run that spreads the new trust bundle reissues nothing.
+    type: bool
+    default: false
+  renew:
+    description:
+      - Issue a new certificate and key now, whatever the current one's expiry.
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Reports what would change and writes nothing on the control node.

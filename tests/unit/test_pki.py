@@ -257,14 +257,14 @@ def test_certificates_never_outlive_the_ca_nor_renew_in_a_loop(tmp_path: Path) -
 def test_keystore_password_change_rewrites_only_the_keystore(tmp_path: Path) -> None:
     issue(settings(tmp_path))
     before = snapshot(tmp_path)
-    variables = settings(tmp_path, kafkaform_secrets={"keystore": "a-new-password"})
+    variables = settings(tmp_path, kafkaform_secrets={"keystore": "a-new-keystore-password"})
     result = issue(variables)
     assert (result.changed, result.reason) == (True, "keystore password changed")
     after = snapshot(tmp_path)
     keystore = f"secrets/demo/pki/hosts/{HOST}/keystore.p12"
     assert {name for name in after if after[name] != before.get(name)} == {keystore}
     data = (tmp_path / keystore).read_bytes()
-    key, cert, cas = pkcs12.load_key_and_certificates(data, b"a-new-password")
+    key, cert, cas = pkcs12.load_key_and_certificates(data, b"a-new-keystore-password")
     assert key is not None and cert == certs(result.cert)[0] and cas == certs(result.trust)
     with pytest.raises(ValueError):
         pkcs12.load_key_and_certificates(data, password(tmp_path))
@@ -318,7 +318,8 @@ def test_dry_run_reports_without_writing(tmp_path: Path) -> None:
     assert (renamed.changed, renamed.reason) == (True, "names changed")
     expiring = issue(settings(tmp_path), dry_run=True, now=NOW + timedelta(days=350))
     assert (expiring.changed, expiring.reason) == (True, "expires within 30 days")
-    rekeyed = issue(settings(tmp_path, kafkaform_secrets={"keystore": "other"}), dry_run=True)
+    rekeyed = issue(settings(tmp_path, kafkaform_secrets={"keystore": "another-keystore-pw"}),
+                    dry_run=True)
     assert (rekeyed.changed, rekeyed.reason) == (True, "keystore password changed")
     other = issue(settings(tmp_path), "broker-2", ["broker-2"], dry_run=True)
     assert (other.changed, other.reason) == (True, "missing")
@@ -401,6 +402,26 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
 # Rotation -----------------------------------------------------------------------------------
 
 
+def test_the_trust_run_of_a_rotation_keeps_the_previous_cas_certificates(
+        tmp_path: Path) -> None:
+    """Every host must trust the new CA before any host presents one of its certificates: the
+    run that spreads the new trust bundle keeps the certificates and keystores as they are."""
+    old = issue(settings(tmp_path))
+    before = snapshot(pki(tmp_path) / "hosts")
+    rotate_ca(settings(tmp_path), now=NOW + timedelta(days=1))
+    kept = issue(settings(tmp_path), now=NOW + timedelta(days=1), keep_previous_ca=True)
+    # rotate_ca rewrote trust.pem already: the hosts' copies change, this host's material not.
+    assert not kept.changed
+    assert snapshot(pki(tmp_path) / "hosts") == before
+    assert len(certs(kept.trust)) == 2
+    assert certs(old.cert) == certs(kept.cert)
+    # A certificate that needs renewing anyway comes from the new CA, even in that run.
+    renamed = issue(settings(tmp_path), names=[*NAMES, "extra.example.com"],
+                    now=NOW + timedelta(days=1), keep_previous_ca=True)
+    assert renamed.changed
+    certs(renamed.cert)[0].verify_directly_issued_by(certs(pki(tmp_path) / "ca.crt")[0])
+
+
 def test_rotation_trusts_both_cas_until_the_previous_one_is_retired(tmp_path: Path) -> None:
     old = issue(settings(tmp_path))
     old_leaf, old_ca = certs(old.cert)
@@ -472,5 +493,6 @@ def test_action_plugin_imports_and_matches_its_documentation() -> None:
     )
 
     options = yaml.safe_load(stub.DOCUMENTATION)["options"]
-    assert {name: {key: spec[key] for key in ("type", "required", "elements") if key in spec}
+    assert {name: {key: spec[key] for key in ("type", "required", "elements", "default")
+                   if key in spec}
             for name, spec in options.items()} == host_certificate.ARGUMENT_SPEC

@@ -595,11 +595,17 @@ def _check_host(host: str, ou: str) -> None:
 
 
 def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], ou: str, *,
-                dry_run: bool = False, now: datetime | None = None) -> HostCertificate:
+                dry_run: bool = False, now: datetime | None = None,
+                keep_previous_ca: bool = False, renew: bool = False) -> HostCertificate:
     """Make ``host``'s certificate current (SE-02): issue it, with a new key, when it is missing,
     when its names or OU differ, when another CA issued it or when it expires within
     kafkaform_tls_renew_before_days; rewrite only the keystore when its password changed; write
-    nothing otherwise. ``dry_run`` (check mode) reports the same and writes nothing at all."""
+    nothing otherwise. ``dry_run`` (check mode) reports the same and writes nothing at all.
+
+    ``keep_previous_ca``: during a CA rotation, a certificate the previous CA issued is kept as
+    long as it is otherwise current, so the run that spreads the new trust bundle reissues
+    nothing (every host must trust the new CA before any host presents its certificates).
+    ``renew``: issue a new certificate and key now, whatever the current one's expiry."""
     _check_host(host, ou)
     wanted = _host_names(names)
     settings = _settings(variables)
@@ -611,7 +617,13 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
         ca = _current_ca(pki, settings, moment, write=not dry_run)
         password = _keystore_password(variables, create=not dry_run)
         current = _Current.read(files)
-        reason = _reissue_reason(current, ca, wanted, subject, settings, moment)
+        issuer = ca
+        previous = _generated_ca(pki, "ca-previous") if keep_previous_ca else None
+        if previous is not None and current.cert is not None \
+                and _reissue_reason(current, previous, wanted, subject, settings, moment) == "":
+            issuer = previous
+        reason = _reissue_reason(current, issuer, wanted, subject, settings, moment) \
+            or ("renewal requested" if renew else "")
         # The reason already covers a missing certificate or key; the test narrows the types.
         if reason or current.cert is None or current.key is None:
             cert, key = _issue(ca, host, wanted, ou, settings, moment)
@@ -625,9 +637,9 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
                 _write(files.cert, _pem(cert, *ca.chain), _PUBLIC)
         else:
             cert = current.cert
-            reason = _keystore_reason(current.keystore, host, current.key, cert, ca, password)
+            reason = _keystore_reason(current.keystore, host, current.key, cert, issuer, password)
             if reason and not dry_run:
-                _write(files.keystore, _keystore(host, current.key, cert, ca, password),
+                _write(files.keystore, _keystore(host, current.key, cert, issuer, password),
                        _PRIVATE)
         if _sync_trust(pki, ca, write=not dry_run):
             reason = reason or "trust bundle changed"
