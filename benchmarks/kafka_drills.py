@@ -1,6 +1,6 @@
 """No-loss drills and restart timings for the Kafka brokers of a podman inventory (MO-15, OP-02).
 
-    .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|kill|time|all]
+    .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|rotate|kill|time|...]
 
 Runs Kafka's own VerifiableProducer (``acks=all``, idempotence on, retries unbounded) on one
 broker host while the action happens, stops it with SIGTERM, reads the topic back from the
@@ -8,6 +8,11 @@ beginning with the ConsoleConsumer and prints the counts:
 
 + roll: ``playbooks/rolling_restart.yml`` under load; every acknowledged message must be read back
   exactly once (the producer is idempotent).
++ rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
+  load; every acknowledged message must be read back exactly once, and at the end every broker
+  presents a certificate of the new CA (the final read trusts it alone). Java clients read their
+  trust store at start, so each step's producer starts after the step before, as the README asks
+  of operators' clients.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -33,6 +38,8 @@ JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 CP = "/opt/kafkaform/kafka/libs/*"
 # The admin client configuration each broker carries (kafka_broker role): TLS as the brokers.
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
+# The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
+TRUST = "/etc/kafka/tls/trust.pem"
 TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
                    "max.in.flight.requests.per.connection=5\ndelivery.timeout.ms=300000\n")
@@ -80,18 +87,24 @@ def create_topic(container: str, boot: str, topic: str) -> None:
                   "--replication-factor 3")
 
 
-def start_producer(container: str, boot: str, topic: str, throughput: int) -> None:
-    sh(container, f"(cat {ADMIN_CONFIG}; printf '{PRODUCER_CONFIG}') > /tmp/{topic}.properties; "
+def start_producer(container: str, boot: str, topic: str, throughput: int,
+                   prefix: int = 0) -> str:
+    """Start a producer whose values carry ``prefix`` (several may write one topic); return the
+    name stop_producer takes."""
+    run = f"{topic}.{prefix}"
+    sh(container, f"(cat {ADMIN_CONFIG}; printf '{PRODUCER_CONFIG}') > /tmp/{run}.properties; "
                   f"nohup {JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.VerifiableProducer "
                   f"--topic {topic} --bootstrap-server {boot} --max-messages -1 "
-                  f"--throughput {throughput} --producer.config /tmp/{topic}.properties "
-                  f"> /tmp/{topic}.producer 2>/dev/null & echo $! > /tmp/{topic}.pid")
+                  f"--value-prefix {prefix} "
+                  f"--throughput {throughput} --producer.config /tmp/{run}.properties "
+                  f"> /tmp/{run}.producer 2>/dev/null & echo $! > /tmp/{run}.pid")
+    return run
 
 
-def stop_producer(container: str, topic: str) -> list[dict[str, Any]]:
-    sh(container, f"kill -TERM $(cat /tmp/{topic}.pid); "
-                  f"while kill -0 $(cat /tmp/{topic}.pid) 2>/dev/null; do sleep 1; done")
-    out = sh(container, f"cat /tmp/{topic}.producer")
+def stop_producer(container: str, run: str) -> list[dict[str, Any]]:
+    sh(container, f"kill -TERM $(cat /tmp/{run}.pid); "
+                  f"while kill -0 $(cat /tmp/{run}.pid) 2>/dev/null; do sleep 1; done")
+    out = sh(container, f"cat /tmp/{run}.producer")
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -124,35 +137,66 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     topic = f"kf.drill-{name}-{int(time.time())}"
     create_topic(client, boot, topic)
     wait_healthy(client, boot, ids)
-    start_producer(client, boot, topic, throughput)
+    run = start_producer(client, boot, topic, throughput)
     time.sleep(5)
     action(hosts, boot, ids)
     time.sleep(seconds)
-    events = stop_producer(client, topic)
+    events = stop_producer(client, run)
     return validate(name, events, consume(client, boot, topic), exactly_once)
 
 
-def rolling_restart(inventory: str) -> float:
+def playbook(inventory: str, name: str, *extra: str) -> float:
+    """Run playbooks/``name``; return its duration in seconds."""
     start = time.monotonic()
     subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
-                    str(ROOT / "playbooks" / "rolling_restart.yml")], check=True,
+                    str(ROOT / "playbooks" / name), *extra], check=True,
                    stdout=subprocess.DEVNULL, cwd=ROOT)
     return time.monotonic() - start
+
+
+def rolling_restart(inventory: str) -> float:
+    return playbook(inventory, "rolling_restart.yml")
+
+
+def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool:
+    hosts, boot, ids = brokers(inventory)
+    client = hosts[-1]
+    topic = f"kf.drill-rotate-{int(time.time())}"
+    create_topic(client, boot, topic)
+    wait_healthy(client, boot, ids)
+    before = sh(client, f"sha256sum < {TRUST}")
+    events: list[dict[str, Any]] = []
+    for prefix, step in enumerate(("trust", "reissue", "finish"), start=1):
+        run = start_producer(client, boot, topic, throughput, prefix)
+        time.sleep(5)
+        took = playbook(inventory, "rotate_tls.yml", "-e", f"kafkaform_tls_rotation={step}")
+        print(f"CA rotation step {step} under load: {took:.1f} s")
+        time.sleep(seconds)
+        events += stop_producer(client, run)
+    ok = validate("rotate", events, consume(client, boot, topic), True)
+    after = sh(client, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
+    if after[0] != "1" or after[1] == before.strip():
+        print(f"rotate: {client} does not trust exactly one, new, CA after the rotation -> FAIL")
+        ok = False
+    return ok
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
-    # drills = roll and kill; all = roll, kill and time.
-    parser.add_argument("--drill", choices=["roll", "kill", "drills", "time", "all"], default="all")
+    # drills = rotate and kill (a rotation rolls the brokers three times); all = every drill.
+    parser.add_argument("--drill", choices=["roll", "rotate", "kill", "drills", "time", "all"],
+                        default="all")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=200)
     args = parser.parse_args()
     ok = True
-    if args.drill in ("roll", "drills", "all"):
+    if args.drill in ("roll", "all"):
         def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
             print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
         ok &= under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
+    if args.drill in ("rotate", "drills", "all"):
+        ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
             sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
