@@ -3,16 +3,13 @@ control node, through kafkaform.pki; the module stub of the same name documents 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ansible.plugins.action import ActionBase
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki import (
     retire_previous_ca,
     rotate_ca,
-)
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.secrets import (
-    cluster_dir,
+    rotation_under_way,
 )
 
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
@@ -36,8 +33,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         settings = {key: self._templar.template(value) for key, value in task_vars.items()
                     if key in SETTINGS or key.startswith("kafkaform_tls_")}
-        previous = Path(cluster_dir(settings)) / "pki" / "ca-previous.crt"
-        under_way = previous.exists()
+        under_way = rotation_under_way(settings)
         try:
             if args["rotation"] == "started":
                 changed = not under_way
@@ -50,5 +46,5 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         except (ValueError, OSError) as error:
             result.update(failed=True, msg=str(error))
             return result
-        result.update(changed=changed, previous_ca=previous.exists())
+        result.update(changed=changed, previous_ca=rotation_under_way(settings))
         return result

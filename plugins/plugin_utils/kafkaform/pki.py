@@ -165,15 +165,15 @@ def _now(now: datetime | None) -> datetime:
 
 
 def _pki_dir(variables: Mapping[str, Any], *, create: bool) -> Path:
+    path = cluster_dir(variables, create=create) / "pki"
     if create:
-        path = cluster_dir(variables) / "pki"
         _mkdir(path)
-        return path.absolute()
-    # cluster_dir creates the directory, and a dry run must leave the disk alone: same path.
-    base = Path(str(variables.get("kafkaform_secrets_dir")
-                    or CLUSTER_DEFAULTS["kafkaform_secrets_dir"])).expanduser()
-    name = str(variables.get("kafka_cluster_name") or CLUSTER_DEFAULTS["kafka_cluster_name"])
-    return (base / name / "pki").absolute()
+    return path
+
+
+def rotation_under_way(variables: Mapping[str, Any]) -> bool:
+    """Whether a CA rotation has started (rotate_ca) and not finished (retire_previous_ca)."""
+    return (_pki_dir(variables, create=False) / "ca-previous.crt").is_file()
 
 
 def _keystore_password(variables: Mapping[str, Any], *, create: bool) -> str:

@@ -57,13 +57,14 @@ def given_problems(given: Any) -> list[str]:
     return problems
 
 
-def cluster_dir(variables: Mapping[str, Any]) -> Path:
-    """``<kafkaform_secrets_dir>/<kafka_cluster_name>``, created 0700 when missing."""
+def cluster_dir(variables: Mapping[str, Any], *, create: bool = True) -> Path:
+    """``<kafkaform_secrets_dir>/<kafka_cluster_name>``, absolute; created 0700 when missing
+    unless ``create`` is false (a dry run leaves the disk alone)."""
     configured = variables.get("kafkaform_secrets_dir") or CLUSTER_DEFAULTS["kafkaform_secrets_dir"]
-    base = Path(str(configured)).expanduser()
-    name = str(variables.get("kafka_cluster_name") or "kafka")
-    path = base / name
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    name = variables.get("kafka_cluster_name") or CLUSTER_DEFAULTS["kafka_cluster_name"]
+    path = (Path(str(configured)).expanduser() / str(name)).absolute()
+    if create:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
 
