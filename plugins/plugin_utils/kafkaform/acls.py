@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from .contexts.extras import declared_entries
 from .rules import cite
 
 #: Operations each resource type accepts, as Kafka's documentation names them.
@@ -53,15 +54,9 @@ def _upper(name: str) -> str:
 
 def user_problems(users: Any) -> list[str]:
     """Problems of ``kafka_users``: names, passwords, flags; never the password itself."""
-    if not isinstance(users, list):
-        return ["kafka_users must be a list of {name, password, superuser, state}"]
-    problems: list[str] = []
+    entries, problems = declared_entries("kafka_users", users, USER_KEYS)
     seen: set[str] = set()
-    for index, user in enumerate(users):
-        where = f"kafka_users[{index}]"
-        if not isinstance(user, Mapping):
-            problems.append(f"{where} must be a mapping {{name, password, superuser}}")
-            continue
+    for where, user in entries:
         name = str(user.get("name", ""))
         if not _USER_NAME.match(name):
             problems.append(f"{where}: name {name!r} must be 1-255 letters, digits, '.', '_' "
@@ -83,24 +78,13 @@ def user_problems(users: Any) -> list[str]:
                             "\\ or line breaks (Kafka's SCRAM and JAAS syntax would split it)")
         if not isinstance(user.get("superuser", False), bool):
             problems.append(f"kafka_users: {name or where}: superuser must be true or false")
-        unknown = sorted(set(map(str, user)) - set(USER_KEYS))
-        if unknown:
-            problems.append(f"kafka_users: {name or where}: unknown keys {', '.join(unknown)}; "
-                            f"known: {', '.join(USER_KEYS)}")
     return problems
 
 
 def acl_problems(acls: Any) -> list[str]:
     """Problems of ``kafka_acls``: principals, resource types, operations valid for them."""
-    if not isinstance(acls, list):
-        return ["kafka_acls must be a list of {principal, resource_type, resource_name, "
-                "operations, ...}"]
-    problems: list[str] = []
-    for index, acl in enumerate(acls):
-        where = f"kafka_acls[{index}]"
-        if not isinstance(acl, Mapping):
-            problems.append(f"{where} must be a mapping")
-            continue
+    entries, problems = declared_entries("kafka_acls", acls, ACL_KEYS)
+    for where, acl in entries:
         principal = str(acl.get("principal", ""))
         if not re.match(r"^User:.+$", principal):
             problems.append(f"{where}: principal {principal!r} must look like User:<name>")
@@ -125,10 +109,6 @@ def acl_problems(acls: Any) -> list[str]:
             if acl.get(key, default) not in allowed:
                 problems.append(f"{where}: {key} {acl.get(key)!r} must be one of "
                                 f"{', '.join(allowed)}")
-        unknown = sorted(set(map(str, acl)) - set(ACL_KEYS))
-        if unknown:
-            problems.append(f"{where}: unknown keys {', '.join(unknown)}; known: "
-                            f"{', '.join(ACL_KEYS)}")
     return problems
 
 

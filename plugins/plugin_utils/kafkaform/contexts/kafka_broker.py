@@ -14,11 +14,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..contexts.extras import one_line_settings
+from ..contexts.extras import declared_entries, one_line_settings
 from ..defaults import setting
 from ..model import BROKER_LISTENER, CLIENT_LISTENER
 from ..rules import cite
 from ..template_filters import java_properties
+
+#: The keys of an entry of kafka_broker_extra_listeners.
+LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
 MAIN_CLASS = "kafka.Kafka"
@@ -204,15 +207,8 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
 def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listeners") -> list[str]:
     """Problems of a host's extra listeners: each a mapping with a new name, a port and a TLS
     protocol (SE-01)."""
-    if not isinstance(listeners, list):
-        return [f"{variable} must be a list of {{name, protocol, port, address, "
-                "advertised_host}}"]
-    problems = []
-    for index, entry in enumerate(listeners):
-        where = f"{variable}[{index}]"
-        if not isinstance(entry, Mapping):
-            problems.append(f"{where} must be a mapping {{name, protocol, port}}")
-            continue
+    entries, problems = declared_entries(variable, listeners, LISTENER_KEYS)
+    for where, entry in entries:
         name = str(entry.get("name", ""))
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
             problems.append(f"{where}: name {name!r} must be letters, digits and _")
@@ -226,10 +222,6 @@ def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listen
         port = entry.get("port")
         if isinstance(port, bool) or not str(port).isdigit() or not 0 < int(str(port)) < 65536:
             problems.append(f"{where}: port {port!r} must be a number from 1 to 65535")
-        unknown = sorted(set(entry) - {"name", "protocol", "port", "address", "advertised_host"})
-        if unknown:
-            problems.append(f"{where}: unknown keys {', '.join(map(str, unknown))}; known: name, "
-                            "protocol, port, address, advertised_host")
     return problems
 
 
