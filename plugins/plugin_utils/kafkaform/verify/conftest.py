@@ -135,8 +135,12 @@ def container(host: testinfra.host.Host) -> str | None:
 @dataclass(frozen=True)
 class Inventory:
     path: str | None  # --ansible-inventory, else $KAFKAFORM_INVENTORY, else Ansible's own
-    hostvars: Mapping[str, Mapping[str, Any]]
+    view: InventoryView
     cluster: dict[str, Any]  # kafkaform.model.build(...).to_dict()
+
+    @property
+    def hostvars(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.view.hostvars
 
 
 @dataclass(frozen=True)
@@ -164,8 +168,8 @@ def inventory(request: pytest.FixtureRequest) -> Inventory:
     data = _inventory_list(path)
     hostvars = _hostvars(path)
     groups = {g: _group_members(data, g) for g in model.GROUPS}
-    cluster = model.build(InventoryView(groups=groups, hostvars=hostvars)).to_dict()
-    return Inventory(path, hostvars, cluster)
+    view = InventoryView(groups=groups, hostvars=hostvars)
+    return Inventory(path, view, model.build(view).to_dict())
 
 
 class Nodes:

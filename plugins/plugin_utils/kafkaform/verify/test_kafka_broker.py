@@ -21,7 +21,7 @@ import shlex
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,6 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import acls
 from kafkaform.contexts.kafka_broker import kafka_broker_context
-from kafkaform.defaults import role_default
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -57,11 +56,14 @@ class Broker:
                 "--libs", f"{exp['install_dir']}/libs", "--java", exp["java"]["binary"], *args]
         return self.host.run(shlex.join(argv))
 
-    def tool(self, main_class: str, *args: str) -> Any:
+    def tool(self, main_class: str, *args: str, jvm: Sequence[str] = (),
+             errors_in_stdout: bool = False) -> Any:
+        """One of Kafka's (or ZooKeeper's) tools on this broker's host; its stderr is dropped,
+        or with ``errors_in_stdout`` merged into stdout, where the checks read the refusals."""
         exp = self.expected
-        argv = [exp["java"]["binary"], *TOOL_JVM, "-cp", exp["java"]["classpath"], main_class,
-                *args]
-        return self.host.run(shlex.join(argv) + " 2>/dev/null")
+        argv = [exp["java"]["binary"], *TOOL_JVM, *jvm, "-cp", exp["java"]["classpath"],
+                main_class, *args]
+        return self.host.run(shlex.join(argv) + (" 2>&1" if errors_in_stdout else " 2>/dev/null"))
 
     def admin_tool(self, main_class: str, config_flag: str, *args: str) -> Any:
         """One of Kafka's tools as the brokers' principal, over the BROKER listener."""
@@ -220,10 +222,8 @@ def test_wrong_scram_password_is_refused(brokers: list[Broker]) -> None:
     broker = brokers[0]
     config = broker.client_config("wrong", broker.scram_config("kafkaform-verify-nobody",
                                                                secrets.token_hex(12)))
-    result = broker.host.run(shlex.join([
-        broker.expected["java"]["binary"], *TOOL_JVM, "-cp", broker.expected["java"]["classpath"],
-        TOPICS, "--bootstrap-server", broker.expected["bootstrap_servers"], "--command-config",
-        config, "--list"]) + " 2>&1")
+    result = broker.tool(TOPICS, "--bootstrap-server", broker.expected["bootstrap_servers"],
+                         "--command-config", config, "--list", errors_in_stdout=True)
     assert result.rc != 0, result.stdout
     assert "Authentication failed" in result.stdout, result.stdout[-2000:]
 
@@ -239,11 +239,9 @@ def test_user_without_acls_is_denied(brokers: list[Broker], verify_topic: str) -
     assert added.rc == 0, added.stdout + added.stderr
     try:
         config = broker.client_config("denied", broker.scram_config(user, password))
-        result = broker.host.run(shlex.join([
-            broker.expected["java"]["binary"], *TOOL_JVM, "-cp",
-            broker.expected["java"]["classpath"], TOPICS, "--bootstrap-server",
-            broker.expected["bootstrap_servers"], "--command-config", config, "--describe",
-            "--topic", verify_topic]) + " 2>&1")
+        result = broker.tool(TOPICS, "--bootstrap-server", broker.expected["bootstrap_servers"],
+                             "--command-config", config, "--describe", "--topic", verify_topic,
+                             errors_in_stdout=True)
         assert result.rc != 0, result.stdout
         assert "Authentication failed" not in result.stdout, result.stdout[-2000:]
         assert "Authorization failed" in result.stdout or "not authorized" in \
@@ -265,9 +263,7 @@ def test_certificates_verify_against_the_cluster_ca_for_every_name(
              "        print(t.version(), int(left))\n")
     client = brokers[0]
     trust = client.expected["tls"]["trust"]
-    renew_days = int(next((v["kafkaform_tls_renew_before_days"] for v in inventory.hostvars.values()
-                           if "kafkaform_tls_renew_before_days" in v),
-                          role_default("kafkaform_tls_renew_before_days")))
+    renew_days = int(inventory.view.cluster_var("kafkaform_tls_renew_before_days"))
     for broker in brokers:
         port = str(broker.expected["port"])
         for name in broker.expected["tls_names"]:
@@ -295,10 +291,8 @@ def test_declared_users_log_in_and_declared_acls_are_in_place(brokers: list[Brok
         if user.get("state", "present") != "present":
             continue
         config = broker.client_config("user", broker.scram_config(user["name"], user["password"]))
-        result = broker.host.run(shlex.join([
-            broker.expected["java"]["binary"], *TOOL_JVM, "-cp",
-            broker.expected["java"]["classpath"], TOPICS, "--bootstrap-server",
-            broker.expected["bootstrap_servers"], "--command-config", config, "--list"]) + " 2>&1")
+        result = broker.tool(TOPICS, "--bootstrap-server", broker.expected["bootstrap_servers"],
+                             "--command-config", config, "--list", errors_in_stdout=True)
         assert result.rc == 0, f"{user['name']} cannot log in: {result.stdout[-1000:]}"
     declared = variables.get("kafka_acls") or []
     if declared:
@@ -314,10 +308,10 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
     exp = broker.expected
     connect = exp["zookeeper_connect"]
     servers, _slash, chroot = connect.partition("/")
-    result = broker.host.run(shlex.join([
-        exp["java"]["binary"], *TOOL_JVM, f"-Djava.security.auth.login.config={exp['jaas_file']}",
-        "-cp", exp["java"]["classpath"], "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",
-        "-server", servers, "getAcl", f"/{chroot}/brokers/topics"]) + " 2>&1")
+    result = broker.tool("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka", "-server",
+                         servers, "getAcl", f"/{chroot}/brokers/topics",
+                         jvm=[f"-Djava.security.auth.login.config={exp['jaas_file']}"],
+                         errors_in_stdout=True)
     assert "'sasl,'kafka" in result.stdout, result.stdout[-2000:]
     world = result.stdout.split("'world,'anyone", 1)
     assert len(world) == 1 or world[1].split("\n", 2)[1].strip(": ") in ("r", ""), \
