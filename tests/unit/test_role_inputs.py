@@ -58,3 +58,16 @@ def test_a_bool_input_reads_as_ansible_reads_it(written: object, read: bool) -> 
 def test_an_unset_input_falls_back_to_the_role_default() -> None:
     assert setting({}, "zookeeper_heap_mb") == yaml.safe_load(
         (ROOT / "roles/zookeeper/defaults/main.yml").read_text())["zookeeper_heap_mb"]
+
+
+@pytest.mark.parametrize("given, read", [
+    ({}, []),
+    ({"kafka_users": [{"name": "app"}]}, [{"name": "app"}]),
+    ({"kafka_users": [{"name": "app"}], "kafka_broker_users": [{"name": "own"}]},
+     [{"name": "own"}]),
+])
+def test_a_default_that_names_a_cluster_variable_follows_it(given: dict[str, Any],
+                                                             read: object) -> None:
+    """kafka_broker_users defaults to "{{ kafka_users | default([]) }}": an engine that hands the
+    inventory's variables untemplated reads what Ansible would."""
+    assert setting(given, "kafka_broker_users") == read

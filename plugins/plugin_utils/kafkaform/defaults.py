@@ -7,6 +7,7 @@ Ansible can never disagree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -93,6 +94,20 @@ def as_bool(value: Any) -> bool:
     return bool(value)
 
 
+#: A role default that takes a cluster-wide variable: ``"{{ kafka_users | default([]) }}"``.
+_FOLLOWS = re.compile(r"^\{\{\s*([a-z][a-z0-9_]*)\s*\|\s*default\((.*)\)\s*\}\}$")
+
+
+def _following(settings: Mapping[str, Any], default: Any) -> Any:
+    """A role default as Ansible would template it when it only names another variable: that
+    variable from ``settings``, else its fallback; any other default as it is."""
+    found = _FOLLOWS.match(default) if isinstance(default, str) else None
+    if found is None:
+        return default
+    value = settings.get(found[1])
+    return yaml.safe_load(found[2]) if value is None else value
+
+
 def setting(settings: Mapping[str, Any], key: str) -> Any:
     """A role variable from the settings a role hands its context, else the role's default.
 
@@ -101,7 +116,7 @@ def setting(settings: Mapping[str, Any], key: str) -> Any:
     """
     value = settings.get(key)
     if value is None:
-        value = role_default(key)
+        value = _following(settings, role_default(key))
     role = _role_of(key)
     if role is not None and role_options(role).get(key, {}).get("type") == "bool":
         return as_bool(value)

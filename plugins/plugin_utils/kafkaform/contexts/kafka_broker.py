@@ -360,11 +360,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "keystore": f"{tls_dir}/keystore.p12",
         "secrets": f"{tls_dir}/secrets.properties",
     }
-    # The role hands kafka_broker_users templated; other engines hand the inventory's kafka_users.
-    users = get("users")
-    if not isinstance(users, list):
-        users = settings.get("kafka_users") or []
-    security = security_properties(broker, tls, users)
+    security = security_properties(broker, tls, get("users"))
     model = model_properties(cluster, broker)
     managed = {
         **model,
