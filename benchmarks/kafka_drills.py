@@ -13,6 +13,9 @@ beginning with the ConsoleConsumer and prints the counts:
   presents a certificate of the new CA (the final read trusts it alone). Java clients read their
   trust store at start, so each step's producer starts after the step before, as the README asks
   of operators' clients.
++ secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
+  place by the three runs of kafka_security_migration under load; every acknowledged message must
+  be read back exactly once.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -41,6 +44,18 @@ ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 # The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
 TRUST = "/etc/kafka/tls/trust.pem"
 TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+SERVER_PROPERTIES = "/etc/kafka/server.properties"
+# Clients of the securing drill: a plaintext one, and one with the broker's certificate over the
+# BROKER listener (what admin-client.properties holds once the cluster is secured).
+PLAINTEXT_CONFIG = "/tmp/kf-drill-plaintext.properties"
+TLS_CONFIG = "/tmp/kf-drill-tls.properties"
+TLS_CLIENT_CONFIG = (
+    "security.protocol=SSL\nconfig.providers=file\nconfig.providers.file.class="
+    "org.apache.kafka.common.config.provider.FileConfigProvider\nssl.keystore.type=PKCS12\n"
+    "ssl.keystore.location=/etc/kafka/tls/keystore.p12\n"
+    "ssl.keystore.password=${file:/etc/kafka/tls/secrets.properties:keystore.password}\n"
+    "ssl.key.password=${file:/etc/kafka/tls/secrets.properties:keystore.password}\n"
+    "ssl.truststore.type=PEM\nssl.truststore.location=/etc/kafka/tls/trust.pem\n")
 PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
                    "max.in.flight.requests.per.connection=5\ndelivery.timeout.ms=300000\n")
 
@@ -80,19 +95,19 @@ def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300
     return time.monotonic() - start
 
 
-def create_topic(container: str, boot: str, topic: str) -> None:
+def create_topic(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> None:
     sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
-                  f"--bootstrap-server {boot} --command-config {ADMIN_CONFIG} "
+                  f"--bootstrap-server {boot} --command-config {config} "
                   f"--create --topic {topic} --partitions 6 "
                   "--replication-factor 3")
 
 
 def start_producer(container: str, boot: str, topic: str, throughput: int,
-                   prefix: int = 0) -> str:
+                   prefix: int = 0, config: str = ADMIN_CONFIG) -> str:
     """Start a producer whose values carry ``prefix`` (several may write one topic); return the
     name stop_producer takes."""
     run = f"{topic}.{prefix}"
-    sh(container, f"(cat {ADMIN_CONFIG}; printf '{PRODUCER_CONFIG}') > /tmp/{run}.properties; "
+    sh(container, f"(cat {config}; printf '{PRODUCER_CONFIG}') > /tmp/{run}.properties; "
                   f"nohup {JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.VerifiableProducer "
                   f"--topic {topic} --bootstrap-server {boot} --max-messages -1 "
                   f"--value-prefix {prefix} "
@@ -108,10 +123,10 @@ def stop_producer(container: str, run: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
-def consume(container: str, boot: str, topic: str) -> list[str]:
+def consume(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> list[str]:
     out = sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' "
                         "org.apache.kafka.tools.consumer.ConsoleConsumer "
-                        f"--bootstrap-server {boot} --consumer.config {ADMIN_CONFIG} "
+                        f"--bootstrap-server {boot} --consumer.config {config} "
                         f"--topic {topic} --from-beginning "
                         "--timeout-ms 20000 2>/dev/null", check=False)
     return out.split()
@@ -181,12 +196,46 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     return ok
 
 
+def securing_under_load(inventory: str, seconds: float, throughput: int, playbook_name: str,
+                        client_port: int) -> bool:
+    """Secure a cluster built open in place (README, "Securing a cluster built open"): the three
+    runs of ``playbook_name`` under load. The first two steps' producers are plaintext clients,
+    as the cluster's own clients are until the last step; the last one's uses TLS."""
+    hosts, _boot, _ids = brokers(inventory)
+    client = hosts[-1]
+    if "PLAINTEXT://" not in sh(client, f"grep ^listeners= {SERVER_PROPERTIES}"):
+        print(f"secure: {client} serves no plaintext listener; build the cluster with an earlier "
+              "release first -> FAIL")
+        return False
+    plaintext = ",".join(f"{h}:9092" for h in hosts)
+    tls = ",".join(f"{h}:9091" for h in hosts)
+    sh(client, f": > {PLAINTEXT_CONFIG}; printf '{TLS_CLIENT_CONFIG}' > {TLS_CONFIG}")
+    topic = f"kf.drill-secure-{int(time.time())}"
+    create_topic(client, plaintext, topic, PLAINTEXT_CONFIG)
+    events: list[dict[str, Any]] = []
+    for prefix, step in enumerate(("plaintext_replication", "tls_replication", ""), start=1):
+        boot, config = (plaintext, PLAINTEXT_CONFIG) if step else (tls, TLS_CONFIG)
+        run = start_producer(client, boot, topic, throughput, prefix, config)
+        time.sleep(5)
+        took = playbook(inventory, playbook_name, "-e", json.dumps(
+            {"kafka_security_migration": step, "kafka_broker_port": client_port}))
+        print(f"securing step {step or 'secured'} under load: {took:.1f} s")
+        time.sleep(seconds)
+        events += stop_producer(client, run)
+    return validate("secure", events, consume(client, tls, topic, TLS_CONFIG), True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
     # drills = rotate and kill (a rotation rolls the brokers three times); all = every drill.
-    parser.add_argument("--drill", choices=["roll", "rotate", "kill", "drills", "time", "all"],
-                        default="all")
+    parser.add_argument("--drill", choices=["roll", "rotate", "kill", "drills", "time", "all",
+                                            "secure"], default="all")
+    # secure (never part of all: it needs a cluster an earlier release built open).
+    parser.add_argument("--playbook", default="site.yml",
+                        help="secure: the playbook each step runs")
+    parser.add_argument("--client-port", type=int, default=9093,
+                        help="secure: kafka_broker_port, the TLS client listener's new port")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=200)
     args = parser.parse_args()
@@ -195,6 +244,9 @@ def main() -> int:
         def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
             print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
         ok &= under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
+    if args.drill == "secure":
+        ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
+                                  args.client_port)
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):

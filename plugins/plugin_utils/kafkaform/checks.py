@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, model, secrets, topics
+from . import acls, model, secrets, security_steps, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import CLUSTER_DEFAULTS, as_bool, role_default, role_options
 from .model import InventoryView, as_int
@@ -248,6 +248,38 @@ def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
                           f"set {key} once, in group_vars/all")
 
 
+def security_migration(view: InventoryView) -> Iterator[Finding]:
+    """kafka_security_migration names a step, and the plaintext listener it keeps has a port of
+    its own on every broker (SE-10); while it is set, say what stays open."""
+    step = view.cluster_var("kafka_security_migration") or ""
+    brokers = tuple(view.members(model.KAFKA_BROKER))
+    if step not in security_steps.MIGRATION_VALUES:
+        yield Finding(cite("SE-10"), f"kafka_security_migration is {step!r}",
+                      "set plaintext_replication, then tls_replication, then remove it",
+                      brokers or tuple(view.cluster_hosts()[:1]))
+        return
+    if not step:
+        return
+    port = as_int(view.cluster_var("kafka_plaintext_port"))
+    if port is None or not 0 < port < 65536:
+        yield Finding(cite("SE-10"), f"kafka_plaintext_port {port!r} is not a port",
+                      "set the port the cluster's plaintext clients use today (e.g. 9092)",
+                      brokers)
+        return
+    for broker in model.brokers(view):
+        clash = [lst.name for lst in broker.listeners
+                 if lst.port == port and lst.name != model.PLAINTEXT_LISTENER]
+        if clash:
+            yield Finding(cite("SE-10"), f"kafka_plaintext_port {port} is also the port of the "
+                          f"{clash[0]} listener", "move the TLS listener to a free port (e.g. "
+                          "kafka_broker_port: 9093) while the plaintext clients keep theirs",
+                          (broker.host,))
+    yield Finding(cite("SE-10"), f"kafka_security_migration is {step}: the plaintext listener "
+                  f"(port {port}) stays open to the network, with the access it had, until the "
+                  "last step", "move the clients to the CLIENT listener, then finish the steps",
+                  brokers, "warning")
+
+
 def sysctl_settings(view: InventoryView, host: str) -> dict[str, str]:
     """The kernel settings a host gets: the os_tuning defaults with its overrides on top."""
     merged = dict(role_default("os_tuning_sysctl"))
@@ -389,6 +421,7 @@ RULES: tuple[Rule, ...] = (
     spark_shared_dir,
     pipeline_sources,
     cluster_settings_agree,
+    security_migration,
     kernel_settings,
     data_disk_declarations,
     dedicated_hosts,

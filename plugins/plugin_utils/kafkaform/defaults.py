@@ -43,6 +43,12 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     "kafkaform_tls_ca_validity_days": 3650,
     "kafkaform_tls_cert_validity_days": 365,
     "kafkaform_tls_renew_before_days": 30,
+    # Securing a cluster built open (plaintext listeners, anonymous ZooKeeper), in place, one run
+    # per step: plaintext_replication, then tls_replication, then unset. README, "Securing a
+    # cluster built open"; kafkaform.security_steps. SE-10
+    "kafka_security_migration": "",
+    # The plaintext listener such a cluster keeps until the last step: the port its clients use.
+    "kafka_plaintext_port": 9092,
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).

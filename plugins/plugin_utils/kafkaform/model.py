@@ -92,6 +92,9 @@ BROKER_LISTENER = "BROKER"
 CLIENT_LISTENER = "CLIENT"
 #: Protocols a listener may speak: plaintext ones are refused (SE-01).
 LISTENER_PROTOCOLS = ("SSL", "SASL_SSL")
+#: The plaintext listener of a cluster built open, kept while kafka_security_migration is set
+#: (SE-10); the name such a cluster's brokers replicate on.
+PLAINTEXT_LISTENER = "PLAINTEXT"
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class Cluster:
     min_insync_replicas: int
     spark_shared_dir: str = ""
     data_disks: Mapping[str, tuple[DataDisk, ...]] = field(default_factory=dict)
+    security_migration: str = ""  # kafka_security_migration (SE-10)
 
     @property
     def zookeeper_connect(self) -> str:
@@ -164,10 +168,17 @@ class Cluster:
         return ",".join(f"{b.address}:{b.port}" for b in self.brokers)
 
     @property
+    def admin_listener(self) -> str:
+        """The listener the roles' admin tools use: the broker listener (mutual TLS), or while a
+        cluster built open is being secured the plaintext one, which every broker serves at
+        every step (SE-10)."""
+        return PLAINTEXT_LISTENER if self.security_migration else BROKER_LISTENER
+
+    @property
     def admin_bootstrap_servers(self) -> str:
-        """The broker listener (mutual TLS) of every broker: what the roles' admin tools use."""
+        """The admin listener of every broker: what the roles' admin tools connect to."""
         return ",".join(lst.endpoint for b in self.brokers
-                        if (lst := b.listener(BROKER_LISTENER)) is not None)
+                        if (lst := b.listener(self.admin_listener)) is not None)
 
     @property
     def spark_master_url(self) -> str | None:
@@ -186,6 +197,7 @@ class Cluster:
         data["zookeeper_servers"] = [m.server_line for m in self.ensemble]
         data["bootstrap_servers"] = self.bootstrap_servers
         data["admin_bootstrap_servers"] = self.admin_bootstrap_servers
+        data["admin_listener"] = self.admin_listener
         data["spark_master_url"] = self.spark_master_url
         data["racks"] = list(self.racks)
         data["brokers_by_host"] = {b.host: asdict(b) for b in self.brokers}
@@ -267,6 +279,9 @@ def broker_listeners(view: InventoryView, host: str) -> tuple[Listener, ...]:
 
     found = [Listener(BROKER_LISTENER, "SSL", own, own, port("kafka_broker_internal_port")),
              Listener(CLIENT_LISTENER, "SASL_SSL", own, own, port("kafka_broker_port"))]
+    if view.cluster_var("kafka_security_migration"):
+        plaintext = as_int(view.cluster_var("kafka_plaintext_port")) or 0
+        found.append(Listener(PLAINTEXT_LISTENER, "PLAINTEXT", own, own, plaintext))
     for entry in view.var(host, "kafka_broker_extra_listeners", []) or []:
         if not isinstance(entry, Mapping) or as_int(entry.get("port")) is None:
             continue
@@ -330,4 +345,5 @@ def build(view: InventoryView) -> Cluster:
         min_insync_replicas=as_int(view.cluster_var("kafka_min_insync_replicas")) or 0,
         spark_shared_dir=str(view.cluster_var("spark_node_shared_dir")),
         data_disks={h: data_disks(view, h) for h in view.cluster_hosts()},
+        security_migration=str(view.cluster_var("kafka_security_migration") or ""),
     )

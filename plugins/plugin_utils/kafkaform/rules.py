@@ -506,6 +506,16 @@ CATALOGUE: tuple[Rule, ...] = (
          "Nothing to set: spark.authenticate and spark.network.crypto.enabled are on, with a "
          "generated secret.",
          DOCUMENTED_ONLY),
+    Rule("SE-10", "A cluster built open is secured in place one step per run, each a rolling "
+         "restart: TLS listeners beside the plaintext one, then replication over TLS and ACLs on "
+         "the existing znodes, then no plaintext and ZooKeeper enforcing authentication",
+         "Switched in one run, a restarted broker could not replicate from those still on "
+         "plaintext, and a ZooKeeper member requiring logins would refuse the members and "
+         "brokers that do not log in yet: the cluster would stop serving mid-roll.",
+         "Set kafka_security_migration to plaintext_replication, run; to tls_replication, run; "
+         "move the clients to the CLIENT listener; remove it, run. Each run refuses to skip a "
+         "step.",
+         (PREFLIGHT, f"{_PKG}/security_steps.py")),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "

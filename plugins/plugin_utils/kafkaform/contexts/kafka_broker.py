@@ -16,8 +16,9 @@ from typing import Any
 
 from ..contexts.extras import declared_entries, one_line_settings
 from ..defaults import setting
-from ..model import BROKER_LISTENER, CLIENT_LISTENER
+from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER
 from ..rules import cite
+from ..security_steps import target_step
 from ..template_filters import java_properties
 
 #: The keys of an entry of kafka_broker_extra_listeners.
@@ -165,15 +166,22 @@ def super_users(users: Any) -> list[str]:
 
 
 def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
-                        users: Any) -> dict[str, str]:
+                        users: Any, migration: str = "") -> dict[str, str]:
     """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
     SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
-    from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret."""
+    from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret.
+
+    While a cluster built open is secured in place (``migration``, SE-10) its plaintext listener
+    stays, its anonymous clients keep the access they had (User:ANONYMOUS is a super user), and
+    at the plaintext_replication step brokers still replicate over it and write znodes without
+    ACLs, as the brokers not yet restarted do."""
     secret = f"${{file:{tls['secrets']}:keystore.password}}"
+    plaintext_replication = migration == "plaintext_replication"
     props = {
         "listener.security.protocol.map": ",".join(f"{lst['name']}:{lst['protocol']}"
                                                    for lst in broker["listeners"]),
-        "inter.broker.listener.name": BROKER_LISTENER,
+        "inter.broker.listener.name":
+            PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER,
         "config.providers": "file",
         "config.providers.file.class":
             "org.apache.kafka.common.config.provider.FileConfigProvider",
@@ -192,8 +200,8 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
         "sasl.enabled.mechanisms": SASL_MECHANISM,
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
         "allow.everyone.if.no.acl.found": "false",
-        "super.users": ";".join(super_users(users)),
-        "zookeeper.set.acl": "true",
+        "super.users": ";".join(super_users(users) + (["User:ANONYMOUS"] if migration else [])),
+        "zookeeper.set.acl": "false" if plaintext_replication else "true",
     }
     for lst in broker["listeners"]:
         if lst["protocol"] == "SASL_SSL":
@@ -360,7 +368,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "keystore": f"{tls_dir}/keystore.p12",
         "secrets": f"{tls_dir}/secrets.properties",
     }
-    security = security_properties(broker, tls, get("users"))
+    migration = str(cluster.get("security_migration") or "")
+    security = security_properties(broker, tls, get("users"), migration)
     model = model_properties(cluster, broker)
     managed = {
         **model,
@@ -418,6 +427,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                    f"-Djava.rmi.server.hostname={get('jmx_address')}"] if jmx_enabled else []
     admin_client = {
         "bootstrap.servers": str(cluster["admin_bootstrap_servers"]),
+    } if migration else {
+        "bootstrap.servers": str(cluster["admin_bootstrap_servers"]),
         "security.protocol": "SSL",
         "config.providers": "file",
         "config.providers.file.class":
@@ -462,6 +473,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "bootstrap_servers": str(cluster["bootstrap_servers"]),
         "admin_bootstrap_servers": str(cluster["admin_bootstrap_servers"]),
         "listeners": [dict(lst) for lst in broker["listeners"]],
+        # SE-10: the step of securing in place this run builds, and whether it is the one that
+        # puts ACLs on the znodes the brokers wrote before they logged in.
+        "security_step": target_step(migration),
+        "secure_existing_znodes": migration == "tls_replication",
         "admin_client_config": f"{conf_dir}/admin-client.properties",
         "admin_client_properties": java_properties(admin_client),
         "jaas_file": jaas,

@@ -155,9 +155,13 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     java = f"{java_home}/bin/java"
     heap = int(get("heap_mb"))
     jaas_file = f"{conf_dir}/jaas.conf"
-    enforced = bool(get("sasl_enforced"))
+    # While a cluster built open is secured in place (SE-10), its step decides: nothing required
+    # at plaintext_replication, members' logins at tls_replication, everything once it is unset.
+    migration = str(cluster.get("security_migration") or "")
+    enforced = bool(get("sasl_enforced")) and not migration
     extra = {str(k): v for k, v in get("extra_settings").items()}
-    learner_requires = enforced or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
+    learner_requires = enforced or migration == "tls_replication" \
+        or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
     jvm_options = [
         f"-Xms{heap}m", f"-Xmx{heap}m",
         "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
@@ -205,6 +209,9 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
             "command": [java, "-Xmx64m", "-cp", classpath, PURGE_CLASS,
                         txn_dir or data_dir, data_dir, "-n", str(retain)],
         },
+        # SE-10: the step of securing in place this run builds (the security gate reads it).
+        "security_step": "secured" if enforced else
+                         "tls_replication" if learner_requires else "plaintext_replication",
         "sasl": {
             # Enforced: anonymous sessions are closed (SE-07), members require each other's login
             # both ways (SE-08). Not enforced: the provider and the members' SASL are on, nothing

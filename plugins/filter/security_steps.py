@@ -1,0 +1,22 @@
+"""Filter security_step_problem: a thin wrapper over ``kafkaform.security_steps``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform import security_steps
+
+#: How to read the step a host runs, by the kind of file it runs with.
+READERS = {"server.properties": security_steps.broker_step, "zoo.cfg": security_steps.member_step}
+
+
+def security_step_problem(running_file: str, path: str, host: str, wanted: str) -> str:
+    """``content | kafkaform.platform.security_step_problem(path, host, wanted_step)``."""
+    reader = READERS[path.rsplit("/", 1)[-1]]
+    return security_steps.step_problem(host, path, reader(running_file), wanted)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {"security_step_problem": security_step_problem}

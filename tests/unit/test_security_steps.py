@@ -1,0 +1,131 @@
+"""Securing a cluster built open, in place: the steps each file shows, the runs a gate allows, and
+what each step renders (SE-10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkaform import checks, model, render, security_steps
+from kafkaform.contexts.kafka_broker import kafka_broker_context
+from kafkaform.contexts.zookeeper import zookeeper_context
+from tests.unit.test_checks import lab_like, view_of
+
+#: server.properties of a broker an earlier kafkaform release built: plaintext only.
+OPEN_BROKER = "broker.id=1\nlisteners=PLAINTEXT://0.0.0.0:9092\n" \
+              "advertised.listeners=PLAINTEXT://k1:9092\n"
+#: zoo.cfg of a member such a release built: no authentication at all.
+OPEN_MEMBER = "tickTime=2000\nclientPort=2181\nserver.1=zk1:2888:3888\n"
+
+
+def cluster(migration: str, **extra: Any) -> dict[str, Any]:
+    settings = {"kafka_security_migration": migration, **extra}
+    return model.build(view_of(lab_like(), settings)).to_dict()
+
+
+def props(text: str) -> dict[str, str]:
+    return security_steps.parse_properties(text)
+
+
+def server_properties(migration: str) -> str:
+    """k1's server.properties, its client listener moved off the plaintext port (the preflight
+    refuses the clash)."""
+    context = kafka_broker_context(cluster(migration, kafka_broker_port=9093), "k1", {})
+    return str(context["server_properties"])
+
+
+def zoo_cfg(migration: str) -> str:
+    ctx = zookeeper_context(cluster(migration), "zk1", {})
+    return render.render("zookeeper/zoo.cfg.j2", {"zookeeper": ctx})
+
+
+def test_an_open_cluster_reads_as_open() -> None:
+    assert security_steps.broker_step(OPEN_BROKER) == "open"
+    assert security_steps.member_step(OPEN_MEMBER) == "open"
+
+
+@pytest.mark.parametrize("migration", security_steps.MIGRATION_VALUES)
+def test_each_step_renders_files_that_read_as_that_step(migration: str) -> None:
+    """The gate reads the step back from the files the roles write: the two must agree."""
+    wanted = security_steps.target_step(migration)
+    assert security_steps.broker_step(server_properties(migration)) == wanted
+    assert security_steps.member_step(zoo_cfg(migration)) == wanted
+    assert kafka_broker_context(cluster(migration), "k1", {})["security_step"] == wanted
+    assert zookeeper_context(cluster(migration), "zk1", {})["security_step"] == wanted
+
+
+def test_plaintext_replication_keeps_what_the_brokers_not_yet_restarted_need() -> None:
+    p = props(server_properties("plaintext_replication"))
+    assert p["listeners"] == "BROKER://k1:9091,CLIENT://k1:9093,PLAINTEXT://k1:9092"
+    assert p["advertised.listeners"] == p["listeners"]
+    assert p["inter.broker.listener.name"] == "PLAINTEXT"
+    assert "PLAINTEXT:PLAINTEXT" in p["listener.security.protocol.map"]
+    assert "User:ANONYMOUS" in p["super.users"].split(";")
+    assert p["zookeeper.set.acl"] == "false"
+
+
+def test_tls_replication_moves_replication_and_znode_acls_to_the_secured_side() -> None:
+    p = props(server_properties("tls_replication"))
+    assert p["inter.broker.listener.name"] == "BROKER"
+    assert p["zookeeper.set.acl"] == "true"
+    assert "PLAINTEXT://" in p["listeners"] and "User:ANONYMOUS" in p["super.users"]
+    assert kafka_broker_context(cluster("tls_replication"), "k1", {})["secure_existing_znodes"]
+
+
+def test_the_end_keeps_nothing_plaintext() -> None:
+    p = props(server_properties(""))
+    assert "PLAINTEXT" not in p["listeners"] and "ANONYMOUS" not in p["super.users"]
+    assert props(zoo_cfg(""))["enforce.auth.enabled"] == "true"
+
+
+def test_the_admin_tools_use_the_listener_every_broker_has_at_every_step() -> None:
+    """Brokers still open have no BROKER listener: while securing, admin goes over plaintext."""
+    during = kafka_broker_context(cluster("plaintext_replication", kafka_broker_port=9093),
+                                  "k1", {})
+    assert during["admin_bootstrap_servers"] == "k1:9092,k2:9092,k3:9092"
+    assert "security.protocol" not in props(during["admin_client_properties"])
+    after = kafka_broker_context(cluster(""), "k1", {})
+    assert after["admin_bootstrap_servers"] == "k1:9091,k2:9091,k3:9091"
+
+
+@pytest.mark.parametrize(("running", "wanted", "allowed"), [
+    ("open", "plaintext_replication", True),
+    ("open", "tls_replication", False),
+    ("open", "secured", False),
+    ("plaintext_replication", "tls_replication", True),
+    ("plaintext_replication", "secured", False),
+    ("tls_replication", "secured", True),
+    ("tls_replication", "plaintext_replication", True),
+    ("secured", "secured", True),
+    ("secured", "plaintext_replication", False),
+])
+def test_a_run_moves_a_host_one_step_at_most(running: str, wanted: str, allowed: bool) -> None:
+    problem = security_steps.step_problem("k1", "/etc/kafka/server.properties", running, wanted)
+    assert (problem == "") is allowed
+    if not allowed:
+        assert "k1 runs at step " + running in problem and "SE-10" in problem
+        assert "kafka_security_migration: " in problem
+
+
+def test_the_refusal_names_the_run_to_make_first() -> None:
+    problem = security_steps.step_problem("zk1", "/etc/zookeeper/zoo.cfg", "open", "secured")
+    assert "kafka_security_migration: plaintext_replication first" in problem
+    problem = security_steps.step_problem("k1", "x", "plaintext_replication", "secured")
+    assert "kafka_security_migration: tls_replication first" in problem
+
+
+def test_the_preflight_checks_the_step_and_the_plaintext_port() -> None:
+    def findings(**settings: Any) -> list[checks.Finding]:
+        found = checks.check(view_of(lab_like(), settings))
+        return [f for f in found if f.rule == "SE-10"]
+
+    assert findings() == []
+    wrong = findings(kafka_security_migration="halfway")
+    assert [f.severity for f in wrong] == ["error"] and "'halfway'" in wrong[0].message
+    clash = findings(kafka_security_migration="plaintext_replication")
+    assert {f.hosts for f in clash if f.severity == "error"} == {("k1",), ("k2",), ("k3",)}
+    assert "also the port of the CLIENT listener" in clash[0].message
+    moved = findings(kafka_security_migration="plaintext_replication", kafka_broker_port=9093)
+    assert [f.severity for f in moved] == ["warning"]
+    assert "stays open to the network" in moved[0].message
