@@ -36,6 +36,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kafkaform import model
+from kafkaform.checks import host_inputs
+from kafkaform.contexts.kafka_broker import kafka_broker_context
+from kafkaform.inventory import load as load_inventory
+
 ROOT = Path(__file__).resolve().parents[1]
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 CP = "/opt/kafkaform/kafka/libs/*"
@@ -46,16 +51,9 @@ TRUST = "/etc/kafka/tls/trust.pem"
 TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 SERVER_PROPERTIES = "/etc/kafka/server.properties"
 # Clients of the securing drill: a plaintext one, and one with the broker's certificate over the
-# BROKER listener (what admin-client.properties holds once the cluster is secured).
+# BROKER listener (secured_admin_client).
 PLAINTEXT_CONFIG = "/tmp/kf-drill-plaintext.properties"
 TLS_CONFIG = "/tmp/kf-drill-tls.properties"
-TLS_CLIENT_CONFIG = (
-    "security.protocol=SSL\nconfig.providers=file\nconfig.providers.file.class="
-    "org.apache.kafka.common.config.provider.FileConfigProvider\nssl.keystore.type=PKCS12\n"
-    "ssl.keystore.location=/etc/kafka/tls/keystore.p12\n"
-    "ssl.keystore.password=${file:/etc/kafka/tls/secrets.properties:keystore.password}\n"
-    "ssl.key.password=${file:/etc/kafka/tls/secrets.properties:keystore.password}\n"
-    "ssl.truststore.type=PEM\nssl.truststore.location=/etc/kafka/tls/trust.pem\n")
 PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
                    "max.in.flight.requests.per.connection=5\ndelivery.timeout.ms=300000\n")
 
@@ -196,6 +194,15 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     return ok
 
 
+def secured_admin_client(inventory: str, host: str) -> str:
+    """admin-client.properties as the kafka_broker role renders it on ``host`` once the cluster
+    is secured (kafka_security_migration unset, as the inventory leaves it)."""
+    view = load_inventory(inventory)
+    settings = host_inputs(view, "kafka_broker", host)
+    context = kafka_broker_context(model.build(view).to_dict(), host, settings)
+    return str(context["admin_client_properties"]) + "\n"
+
+
 def securing_under_load(inventory: str, seconds: float, throughput: int, playbook_name: str,
                         client_port: int) -> bool:
     """Secure a cluster built open in place (README, "Securing a cluster built open"): the three
@@ -209,7 +216,8 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
         return False
     plaintext = ",".join(f"{h}:9092" for h in hosts)
     tls = ",".join(f"{h}:9091" for h in hosts)
-    sh(client, f": > {PLAINTEXT_CONFIG}; printf '{TLS_CLIENT_CONFIG}' > {TLS_CONFIG}")
+    sh(client, f": > {PLAINTEXT_CONFIG}; cat > {TLS_CONFIG} <<'EOF'\n"
+               f"{secured_admin_client(inventory, client)}EOF")
     topic = f"kf.drill-secure-{int(time.time())}"
     create_topic(client, plaintext, topic, PLAINTEXT_CONFIG)
     events: list[dict[str, Any]] = []

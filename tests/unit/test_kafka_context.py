@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kafkaform import model
+from kafkaform import checks, model
 from kafkaform.contexts.kafka_broker import (
     extra_properties_problems,
     kafka_broker_context,
@@ -87,7 +87,6 @@ def test_plaintext_listeners_and_security_overrides_are_refused() -> None:
     })
     text = "\n".join(problems)
     assert "protocol PLAINTEXT is refused" in text
-    assert "listener ports clash: 9092" in text
     assert "allow.everyone.if.no.acl.found is refused" in text
     assert "ssl.truststore.location is set by the role" in text
 
@@ -150,3 +149,15 @@ def test_threads_sized_from_cores_and_disks() -> None:
 def test_a_host_that_is_not_a_broker_is_refused() -> None:
     with pytest.raises(ValueError, match="not a broker"):
         kafka_broker_context(cluster(), "zk1", {})
+
+
+def test_listeners_sharing_a_port_are_refused_by_the_preflight_and_the_context() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k2"]["kafka_broker_extra_listeners"] = [
+        {"name": "EXTERNAL", "protocol": "SASL_SSL", "port": 9092}]
+    view = view_of(spec)
+    found = [f for f in checks.check(view) if "share a port" in f.message]
+    assert [(f.hosts, f.message) for f in found] == [
+        (("k2",), "listeners share a port: 9092 (CLIENT, EXTERNAL)")]
+    with pytest.raises(ValueError, match=r"listeners share a port: 9092 \(CLIENT, EXTERNAL\)"):
+        kafka_broker_context(model.build(view).to_dict(), "k2", {})

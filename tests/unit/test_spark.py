@@ -11,7 +11,8 @@ from kafkaform.contexts.spark_node import settings_problems, spark_node_context,
 from kafkaform.contexts.spark_pipeline import spark_pipeline_context
 from kafkaform.model import InventoryView, build
 from kafkaform.pipeline import checkpoint
-from kafkaform.pipeline.config import PipelineConfig, parse_properties
+from kafkaform.pipeline.config import PipelineConfig
+from kafkaform.template_filters import parse_java_properties
 
 
 def cluster(brokers: int = 3, **spark_vars: Any) -> dict[str, Any]:
@@ -96,7 +97,7 @@ def test_pipeline_settings_round_trip_through_the_properties_file(tmp_path: Path
         "/d/checkpoints/events"
     assert config.trigger_interval == "2 seconds"
     with pytest.raises(ValueError, match="at least two brokers"):
-        PipelineConfig.from_mapping({**parse_properties(path.read_text()),
+        PipelineConfig.from_mapping({**parse_java_properties(path.read_text()),
                                      "bootstrap_servers": "a:9092"})
 
 

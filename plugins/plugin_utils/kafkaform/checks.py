@@ -248,9 +248,21 @@ def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
                           f"set {key} once, in group_vars/all")
 
 
+def listener_ports(view: InventoryView) -> Iterator[Finding]:
+    """Each listener of a broker binds a port of its own: the broker, client, extra and (while
+    securing in place) plaintext listeners, from the model that renders them."""
+    for broker in model.brokers(view):
+        clashes = broker.port_clashes()
+        if clashes:
+            yield Finding(cite("KF-02"), "listeners share a port: " + "; ".join(clashes),
+                          "give each its own port (kafka_broker_port, kafka_broker_internal_port, "
+                          "kafka_broker_extra_listeners, kafka_plaintext_port: while securing in "
+                          "place, move kafka_broker_port, e.g. to 9093)", (broker.host,))
+
+
 def security_migration(view: InventoryView) -> Iterator[Finding]:
-    """kafka_security_migration names a step, and the plaintext listener it keeps has a port of
-    its own on every broker (SE-10); while it is set, say what stays open."""
+    """kafka_security_migration names a step and kafka_plaintext_port a port (SE-10); while it
+    is set, say what stays open. listener_ports checks that port against the others."""
     step = view.cluster_var("kafka_security_migration") or ""
     brokers = tuple(view.members(model.KAFKA_BROKER))
     if step not in security_steps.MIGRATION_VALUES:
@@ -266,14 +278,6 @@ def security_migration(view: InventoryView) -> Iterator[Finding]:
                       "set the port the cluster's plaintext clients use today (e.g. 9092)",
                       brokers)
         return
-    for broker in model.brokers(view):
-        clash = [lst.name for lst in broker.listeners
-                 if lst.port == port and lst.name != model.PLAINTEXT_LISTENER]
-        if clash:
-            yield Finding(cite("SE-10"), f"kafka_plaintext_port {port} is also the port of the "
-                          f"{clash[0]} listener", "move the TLS listener to a free port (e.g. "
-                          "kafka_broker_port: 9093) while the plaintext clients keep theirs",
-                          (broker.host,))
     yield Finding(cite("SE-10"), f"kafka_security_migration is {step}: the plaintext listener "
                   f"(port {port}) stays open to the network, with the access it had, until the "
                   "last step", "move the clients to the CLIENT listener, then finish the steps",
@@ -421,6 +425,7 @@ RULES: tuple[Rule, ...] = (
     spark_shared_dir,
     pipeline_sources,
     cluster_settings_agree,
+    listener_ports,
     security_migration,
     kernel_settings,
     data_disk_declarations,

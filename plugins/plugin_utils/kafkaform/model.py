@@ -8,7 +8,7 @@ verifiers. The model never raises on bad input: :mod:`kafkaform.checks` reports 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -132,6 +132,18 @@ class Broker:
 
     def listener(self, name: str) -> Listener | None:
         return next((lst for lst in self.listeners if lst.name == name), None)
+
+    def port_clashes(self) -> list[str]:
+        return port_clashes((lst.name, lst.port) for lst in self.listeners)
+
+
+def port_clashes(named_ports: Iterable[tuple[str, int]]) -> list[str]:
+    """Ports that two or more listeners would bind, e.g. ``9092 (CLIENT, PLAINTEXT)``."""
+    names: dict[int, list[str]] = {}
+    for name, port in named_ports:
+        names.setdefault(port, []).append(name)
+    return [f"{port} ({', '.join(listed)})" for port, listed in sorted(names.items())
+            if len(listed) > 1]
 
 
 @dataclass(frozen=True)

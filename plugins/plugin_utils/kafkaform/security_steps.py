@@ -22,18 +22,12 @@ context the role renders. Both functions here are pure.
 from __future__ import annotations
 
 from .rules import cite
+from .template_filters import parse_java_properties
 
 #: The steps in order; ``kafka_security_migration`` names one of the middle two.
 STEPS = ("open", "plaintext_replication", "tls_replication", "secured")
 #: Values ``kafka_security_migration`` accepts: a middle step, or empty for the secured end.
 MIGRATION_VALUES = ("", "plaintext_replication", "tls_replication")
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """``key=value`` lines of a properties or zoo.cfg file; comments and blank lines skipped."""
-    pairs = (line.strip().split("=", 1) for line in text.splitlines())
-    return {pair[0].strip(): pair[1].strip() for pair in pairs
-            if len(pair) == 2 and not pair[0].lstrip().startswith(("#", "!"))}
 
 
 def target_step(migration: str) -> str:
@@ -43,7 +37,7 @@ def target_step(migration: str) -> str:
 
 def broker_step(server_properties: str) -> str:
     """The step of a broker from the server.properties it runs with."""
-    props = parse_properties(server_properties)
+    props = parse_java_properties(server_properties)
     listeners = props.get("listeners", "")
     if "PLAINTEXT://" not in listeners:
         return "secured"
@@ -56,7 +50,7 @@ def broker_step(server_properties: str) -> str:
 
 def member_step(zoo_cfg: str) -> str:
     """The step of a ZooKeeper member from the zoo.cfg it runs with."""
-    props = parse_properties(zoo_cfg)
+    props = parse_java_properties(zoo_cfg)
     if "authProvider.sasl" not in props:
         return "open"
     if props.get("enforce.auth.enabled", "false") == "true":

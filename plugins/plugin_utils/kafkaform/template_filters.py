@@ -30,6 +30,22 @@ def java_properties(settings: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def parse_java_properties(text: str) -> dict[str, str]:
+    """The inverse of :func:`java_properties`: ``key=value`` lines of a file the roles wrote
+    (server.properties, zoo.cfg, pipeline.properties); blank lines and comments (``#``, ``!``)
+    skipped. A line without ``=`` is an error: the roles never write one."""
+    settings: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError(f"line {number}: expected key=value, got {line!r}")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
 #: Short name → function; Ansible registers the short name inside the collection's namespace.
 FILTERS: dict[str, Callable[..., Any]] = {
     "java_properties": java_properties,

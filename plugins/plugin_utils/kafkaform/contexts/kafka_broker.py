@@ -16,7 +16,7 @@ from typing import Any
 
 from ..contexts.extras import declared_entries, one_line_settings
 from ..defaults import setting
-from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER
+from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER, port_clashes
 from ..rules import cite
 from ..security_steps import target_step
 from ..template_filters import java_properties
@@ -306,15 +306,6 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
                         f"Vault): JMX never runs without a password and TLS ({cite('SE-05')})")
     extra_listeners = setting(settings, "kafka_broker_extra_listeners")
     problems += listener_problems(extra_listeners)
-    ports = [setting(settings, "kafka_broker_internal_port"),
-             setting(settings, "kafka_broker_port"),
-             *(entry.get("port") for entry in extra_listeners if isinstance(entry, Mapping))] \
-        if isinstance(extra_listeners, list) else []
-    clashes = sorted({str(p) for p in ports if ports.count(p) > 1})
-    if clashes:
-        problems.append(f"listener ports clash: {', '.join(clashes)} used twice "
-                        "(kafka_broker_port, kafka_broker_internal_port, "
-                        "kafka_broker_extra_listeners)")
     return problems
 
 
@@ -344,6 +335,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     broker = cluster["brokers_by_host"].get(host)
     if broker is None:
         problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
+    else:
+        problems += [f"listeners share a port: {clash}" for clash in port_clashes(
+            (lst["name"], lst["port"]) for lst in broker["listeners"])]
     if problems:
         raise ValueError("; ".join(problems))
 

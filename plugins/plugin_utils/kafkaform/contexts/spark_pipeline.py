@@ -21,7 +21,8 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _INTERVAL = re.compile(r"^\d+ (milliseconds?|seconds?|minutes?)$")
 
-#: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py``.
+#: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py`` (and
+#: ``<code_dir>/kafkaform/template_filters.py``, the one module of kafkaform they import).
 MODULE_DIR = "kafkaform/pipeline"
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..template_filters import parse_java_properties
+
 #: The pipeline's Kafka identities, each its own SCRAM user with only the ACLs it needs (SE-03):
 #: the streaming job reads, the generator writes, the audit reads and compares.
 IDENTITIES = ("job", "generator", "audit")
@@ -29,7 +31,7 @@ class PipelineConfig:
             raise ValueError(f"pipeline.properties names no client config for {identity} "
                              f"(expected client.{identity}.config)")
         client = {str(k): str(v) for k, v in
-                  parse_properties(Path(path).read_text(encoding="utf-8")).items()}
+                  parse_java_properties(Path(path).read_text(encoding="utf-8")).items()}
         # Executors run on the workers, which hold no CA file: hand them its certificates.
         trust = client.pop("ssl.truststore.location", "")
         if trust and client.get("ssl.truststore.type") == "PEM":
@@ -76,21 +78,7 @@ class PipelineConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> PipelineConfig:
-        return cls.from_mapping(parse_properties(Path(path).read_text(encoding="utf-8")))
-
-
-def parse_properties(text: str) -> dict[str, Any]:
-    """``key=value`` lines (the role writes them sorted, one per line); # starts a comment."""
-    settings: dict[str, Any] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep:
-            raise ValueError(f"line {number}: expected key=value, got {line!r}")
-        settings[key.strip()] = value.strip()
-    return settings
+        return cls.from_mapping(parse_java_properties(Path(path).read_text(encoding="utf-8")))
 
 
 #: The two streaming queries of the job; each has its own checkpoint and its own Parquet sink.
