@@ -9,10 +9,10 @@ beginning with the ConsoleConsumer and prints the counts:
 + roll: ``playbooks/rolling_restart.yml`` under load; every acknowledged message must be read back
   exactly once (the producer is idempotent).
 + rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
-  load; every acknowledged message must be read back exactly once, and at the end every broker
-  presents a certificate of the new CA (the final read trusts it alone). Java clients read their
-  trust store at start, so each step's producer starts after the step before, as the README asks
-  of operators' clients.
+  load; every acknowledged message must be read back exactly once, at the end every broker
+  presents a certificate of the new CA (the final read trusts it alone), and no broker restarted
+  (each loads its new material while it runs). Java clients read their trust store at start, so
+  each step's producer starts after the step before, as the README asks of operators' clients.
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
   be read back exactly once.
@@ -178,6 +178,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     create_topic(client, boot, topic)
     wait_healthy(client, boot, ids)
     before = sh(client, f"sha256sum < {TRUST}")
+    pids = {host: sh(host, "systemctl show -p MainPID --value kafka").strip() for host in hosts}
     events: list[dict[str, Any]] = []
     for prefix, step in enumerate(("trust", "reissue", "finish"), start=1):
         run = start_producer(client, boot, topic, throughput, prefix)
@@ -190,6 +191,13 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     after = sh(client, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
     if after[0] != "1" or after[1] == before.strip():
         print(f"rotate: {client} does not trust exactly one, new, CA after the rotation -> FAIL")
+        ok = False
+    restarted = [host for host in hosts
+                 if sh(host, "systemctl show -p MainPID --value kafka").strip() != pids[host]]
+    print(f"rotate: brokers restarted: {len(restarted)}")
+    if restarted:
+        print(f"rotate: {', '.join(restarted)} restarted; a rotation loads the new material into "
+              "the running brokers -> FAIL")
         ok = False
     return ok
 
@@ -236,7 +244,7 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
-    # drills = roll and kill, the suite's; all = roll, rotate, kill and time.
+    # drills = roll, rotate and kill, the suite's; all = those and time.
     parser.add_argument("--drill", choices=["roll", "rotate", "kill", "drills", "time", "all",
                                             "secure"], default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
@@ -255,7 +263,7 @@ def main() -> int:
     if args.drill == "secure":
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)
-    if args.drill in ("rotate", "all"):
+    if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
