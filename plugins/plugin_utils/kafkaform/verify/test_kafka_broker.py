@@ -16,6 +16,7 @@ a wrong password and as a user without ACLs (a ``kafkaform-verify-*`` user, dele
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shlex
 import time
@@ -321,3 +322,17 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
     world = result.stdout.split("'world,'anyone", 1)
     assert len(world) == 1 or world[1].split("\n", 2)[1].strip(": ") in ("r", ""), \
         result.stdout[-2000:]
+
+
+def test_store_locations_come_only_from_server_properties(brokers: list[Broker]) -> None:
+    """SE-02: a TLS reload sets each listener's store locations dynamically and deletes them at
+    once; none may linger, or they would outrank server.properties on the next change."""
+    broker = brokers[0]
+    # Without --all, ConfigCommand lists only the dynamic configs, of every broker.
+    result = broker.admin_tool(CONFIGS, "--command-config", "--describe", "--entity-type",
+                               "brokers")
+    assert result.rc == 0 and "Dynamic configs for broker" in result.stdout, result.stdout[-2000:]
+    lingering = [line.strip() for line in result.stdout.splitlines()
+                 if re.match(r"\s*listener\.name\.[^.]+\.ssl\.(keystore|truststore)\.location=",
+                             line)]
+    assert not lingering, lingering
