@@ -1,6 +1,7 @@
-"""No-loss drills and restart timings for the Kafka brokers of a podman inventory (MO-15, OP-02).
+"""No-loss drills and restart timings for the Kafka brokers of a podman inventory (MO-15, OP-02,
+OP-03).
 
-    .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|rotate|kill|time|...]
+    .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|resume|rotate|...]
 
 Runs Kafka's own VerifiableProducer (``acks=all``, idempotence on, retries unbounded) on one
 broker host while the action happens, stops it with SIGTERM, reads the topic back from the
@@ -8,6 +9,9 @@ beginning with the ConsoleConsumer and prints the counts:
 
 + roll: ``playbooks/rolling_restart.yml`` under load; every acknowledged message must be read back
   exactly once (the producer is idempotent).
++ resume: the state a run leaves when it is stopped right after writing server.properties (the
+  file newer than the running broker), then ``playbooks/kafka_broker.yml`` under load: it must
+  restart every broker, one at a time, though it writes nothing; no acknowledged message lost.
 + rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
   load; every acknowledged message must be read back exactly once, at the end every broker
   presents a certificate of the new CA (the final read trusts it alone), and no broker restarted
@@ -145,6 +149,7 @@ def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
 
 def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_once: bool,
                throughput: int) -> bool:
+    """Run ``action(hosts, boot, ids)`` under load; it returns False when it failed itself."""
     hosts, boot, ids = brokers(inventory)
     client = hosts[-1]
     topic = f"kf.drill-{name}-{int(time.time())}"
@@ -152,10 +157,14 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     wait_healthy(client, boot, ids)
     run = start_producer(client, boot, topic, throughput)
     time.sleep(5)
-    action(hosts, boot, ids)
+    acted = action(hosts, boot, ids) is not False
     time.sleep(seconds)
     events = stop_producer(client, run)
-    return validate(name, events, consume(client, boot, topic), exactly_once)
+    return validate(name, events, consume(client, boot, topic), exactly_once) and acted
+
+
+def main_pids(hosts: list[str]) -> dict[str, str]:
+    return {host: sh(host, "systemctl show -p MainPID --value kafka").strip() for host in hosts}
 
 
 def playbook(inventory: str, name: str, *extra: str) -> float:
@@ -178,7 +187,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     create_topic(client, boot, topic)
     wait_healthy(client, boot, ids)
     before = sh(client, f"sha256sum < {TRUST}")
-    pids = {host: sh(host, "systemctl show -p MainPID --value kafka").strip() for host in hosts}
+    pids = main_pids(hosts)
     events: list[dict[str, Any]] = []
     for prefix, step in enumerate(("trust", "reissue", "finish"), start=1):
         run = start_producer(client, boot, topic, throughput, prefix)
@@ -192,8 +201,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     if after[0] != "1" or after[1] == before.strip():
         print(f"rotate: {client} does not trust exactly one, new, CA after the rotation -> FAIL")
         ok = False
-    restarted = [host for host in hosts
-                 if sh(host, "systemctl show -p MainPID --value kafka").strip() != pids[host]]
+    restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
     print(f"rotate: brokers restarted: {len(restarted)}")
     if restarted:
         print(f"rotate: {', '.join(restarted)} restarted; a rotation loads the new material into "
@@ -244,9 +252,9 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
-    # drills = roll, rotate and kill, the suite's; all = those and time.
-    parser.add_argument("--drill", choices=["roll", "rotate", "kill", "drills", "time", "all",
-                                            "secure"], default="all")
+    # drills = resume, rotate and kill, the suite's; all = those, roll and time.
+    parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
+                                            "all", "secure"], default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
                         help="secure: the playbook each step runs")
@@ -256,10 +264,23 @@ def main() -> int:
     parser.add_argument("--throughput", type=int, default=200)
     args = parser.parse_args()
     ok = True
-    if args.drill in ("roll", "drills", "all"):
+    if args.drill in ("roll", "all"):
         def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
             print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
         ok &= under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
+    if args.drill in ("resume", "drills", "all"):
+        def resume(hosts: list[str], boot: str, ids: list[int]) -> bool:
+            pids = main_pids(hosts)
+            for host in hosts:
+                sh(host, f"touch {SERVER_PROPERTIES}")
+            took = playbook(args.inventory, "kafka_broker.yml")
+            restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
+            print(f"resumed run under load: {took:.1f} s, brokers restarted: {len(restarted)} "
+                  f"of {len(hosts)}")
+            if len(restarted) != len(hosts):
+                print("resume: a broker older than its server.properties kept running -> FAIL")
+            return len(restarted) == len(hosts)
+        ok &= under_load(args.inventory, "resume", resume, args.seconds, True, args.throughput)
     if args.drill == "secure":
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)

@@ -100,6 +100,12 @@ def test_up_is_idempotent_and_down_leaves_nothing(topology: tuple[Path, Path]) -
     ping = run("ansible", "-i", str(inventory), "all", "-m", "ansible.builtin.ping", cache=cache)
     assert ping.stdout.count("SUCCESS") == len(HOSTS)
 
+    # A host boots systemd with no failed unit, its own machine id and the lab's file limit.
+    booted = in_container("kft-zk1", "systemctl is-system-running --wait || true;"
+                          " systemctl --failed --plain --no-legend | wc -l;"
+                          " cat /etc/machine-id; ulimit -n", cache).split("\n")
+    assert booted[:2] == ["running", "0"] and len(booted[2]) == 32 and booted[3] == "20000", booted
+
     # A data disk takes an XFS filesystem and mounts inside the (unprivileged) container.
     mounted = in_container(
         "kft-kafka1",

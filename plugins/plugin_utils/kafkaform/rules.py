@@ -558,6 +558,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "Run playbooks/rolling_restart.yml for a restart on demand; raise "
          "kafka_broker_restart_timeout_s when catching up takes longer.",
          ("roles/kafka_broker/tasks/restart.yml",)),
+    Rule("OP-03", "A service restarts when it runs an older configuration than its files, "
+         "whatever ended the run that wrote them",
+         "A run stopped between writing a file and restarting the service would leave it on the "
+         "old configuration, and the next run, seeing no change, would never restart it.",
+         "Nothing to do: the next run compares each service's start with its files' changes "
+         "(kafkaform.platform.service_stale) and restarts it, health-gated.",
+         ("roles/zookeeper/tasks/service.yml", "roles/kafka_broker/tasks/service.yml")),
     # kafkaform
     Rule("KF-01", "Cluster-wide settings have one value",
          "The model reads each cluster setting from any host; different values on different "

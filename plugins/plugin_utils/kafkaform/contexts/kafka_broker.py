@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import declared_entries, one_line_settings
 from ..defaults import setting
 from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER, port_clashes
@@ -493,4 +494,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         },
         "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
         "read_write_paths": [*broker["log_dirs"], log_dir],
+        # OP-03: the files the broker reads only at start; it restarts when one changed after it
+        # started. The TLS stores are not among them: the running broker reloads them (SE-02).
+        "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",
+                          f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
+                          tls["secrets"], jaas, jmx["config"], jmx["password_file"],
+                          jmx["access_file"], jmx["ssl_config"]],
     }

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
 from ..model import ZOOKEEPER_TXN_LOG
@@ -176,6 +177,11 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
     return {
         "host": host,
+        # OP-03: the files the member reads only at start; it restarts when one changed after it
+        # started.
+        "restart_files": [f"{data_dir}/myid", f"{conf_dir}/zoo.cfg", jaas_file,
+                          f"{conf_dir}/logback.xml", f"{conf_dir}/release",
+                          f"{SYSTEMD_UNIT_DIR}/zookeeper.service"],
         "id": int(member["id"]),
         "user": str(get("user")),
         "group": str(get("group")),
