@@ -72,9 +72,9 @@ def test_pipeline_reads_every_broker_and_writes_under_the_shared_dir() -> None:
     assert context["data_dir"] == "/nfs/spark/events"
     assert "--deploy-mode" in context["submit"] and "client" in context["submit"]
     assert context["read_write_paths"][-1] == "/nfs/spark/events"
-    assert context["master_state_url"] == "http://sm:8080/json/"
+    assert context["master_state_url"] == "https://sm:8480/json/"
     moved = spark_pipeline_context(cluster(), "sm", {"spark_node_master_webui_port": 8090})
-    assert moved["master_state_url"] == "http://sm:8090/json/"
+    assert moved["master_state_url"] == "https://sm:8490/json/"
 
 
 def test_pipeline_refuses_one_broker_a_worker_host_and_bad_settings() -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import lab_image
+from .contexts.spark_node import TLS_UI_PORT_OFFSET
 from .defaults import role_default
 from .model import SPARK_MASTER, SPARK_WORKER
 from .paths import collection_root
@@ -609,7 +610,10 @@ def lab_status(args: argparse.Namespace) -> int:
     masters = [r for r, h in zip(rows, hosts, strict=False) if SPARK_MASTER in h.groups]
     if masters:
         name, address = masters[0][0], masters[0][3]
-        print(f"  spark:   master UI http://{address}:8080, history server http://{address}:18080\n"
+        ui, history = (int(role_default(f"spark_node_{port}")) + TLS_UI_PORT_OFFSET
+                       for port in ("master_webui_port", "history_server_port"))
+        print(f"  spark:   master UI https://{address}:{ui}, history server "
+              f"https://{address}:{history} (the cluster CA's certificate for {name})\n"
               f"  events:  podman exec {name} kafkaform-pipeline generate --count 1000\n"
               f"  audit:   podman exec {name} kafkaform-pipeline audit --wait 120")
     # A drifted kernel setting is warned about above, with the commands that restore it; the

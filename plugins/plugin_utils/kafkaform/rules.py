@@ -501,10 +501,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "data.",
          "Nothing to set: quorum traffic requires SASL between members.",
          (ZOOKEEPER_SETTINGS, f"{_PKG}/verify/test_zookeeper.py")),
-    Rule("SE-09", "Spark daemons and drivers authenticate each other and encrypt their RPC",
-         "An open standalone master runs any code anyone submits to it.",
+    Rule("SE-09", "Spark daemons and drivers authenticate each other and encrypt their RPC; their "
+         "web UIs speak TLS",
+         "An open standalone master runs any code anyone submits to it; a plain UI shows every "
+         "application's settings and environment to anyone who can listen.",
          "Nothing to set: spark.authenticate and spark.network.crypto.enabled are on, with a "
-         "generated secret.",
+         "generated secret, and spark.ssl.* serves every UI over TLS with the host's "
+         "certificate.",
          DOCUMENTED_ONLY),
     Rule("SE-10", "A cluster built open is secured in place one step per run, each a rolling "
          "restart: TLS listeners beside the plaintext one, then replication over TLS and ACLs on "

@@ -40,8 +40,14 @@ MANAGED_DEFAULTS = frozenset({
     "spark.eventLog.enabled", "spark.eventLog.dir", "spark.history.fs.logDirectory",
     "spark.history.ui.port", "spark.deploy.recoveryMode", "spark.deploy.recoveryDirectory",
     "spark.master.rest.enabled", "spark.worker.cleanup.enabled",
-    "spark.worker.cleanup.appDataTtl", "spark.local.dir",
+    "spark.worker.cleanup.appDataTtl", "spark.local.dir", *{
+        f"spark.ssl.{key}" for key in ("standalone.enabled", "historyServer.enabled",
+                                       "ui.enabled", "keyStore", "keyStoreType",
+                                       "keyStorePassword", "keyPassword", "protocol")},
 })
+#: Spark serves a web UI over TLS on its plain port plus this, when spark.ssl.<ui>.port is unset;
+#: the plain port then only redirects to it.
+TLS_UI_PORT_OFFSET = 400
 _KEY = re.compile(r"^spark\.[A-Za-z0-9._-]+$")
 
 
@@ -143,6 +149,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     recovery_dir = f"{home_dir}/recovery"
     recovery_mode = str(get("master_recovery_mode"))
     python = f"{python_env}/bin/python"
+    tls_dir = f"{conf_dir}/tls"
+    tls = {"dir": tls_dir, "keystore": f"{tls_dir}/keystore.p12", "trust": f"{tls_dir}/trust.pem"}
 
     # spark-env.sh is read both by systemd (EnvironmentFile=) and by Spark's own scripts
     # (load-spark-env.sh sources it under `set -a`): plain KEY="value" lines suit both.
@@ -190,6 +198,15 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.worker.cleanup.enabled": "true",
         "spark.worker.cleanup.appDataTtl": int(get("worker_cleanup_ttl_s")),
         "spark.eventLog.enabled": "true" if history else "false",
+        # SE-09: every web UI (master, workers, history server, drivers) over TLS with the host's
+        # certificate; the plain ports only redirect. The keystore password is written below
+        # this block by the role, like the secret above.
+        "spark.ssl.standalone.enabled": "true",
+        "spark.ssl.historyServer.enabled": "true",
+        "spark.ssl.ui.enabled": "true",
+        "spark.ssl.keyStore": tls["keystore"],
+        "spark.ssl.keyStoreType": "PKCS12",
+        "spark.ssl.protocol": "TLSv1.3",
     }
     if recovery_mode == "FILESYSTEM":
         defaults["spark.deploy.recoveryDirectory"] = recovery_dir
@@ -232,7 +249,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             # scratch space and the shared directory applications write their output to.
             "read_write_paths": [home_dir, log_dir, shared_dir],
         })
-    master_webui = int(get("master_webui_port"))
+    master_webui = int(get("master_webui_port")) + TLS_UI_PORT_OFFSET
     return {
         "host": host,
         "is_master": host in masters,
@@ -253,8 +270,15 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "python": python,
         "bind_address": bind_address,
         "master_url": str(cluster["spark_master_url"]),
-        "master_webui_urls": [f"http://{m['address']}:{master_webui}"
+        "master_webui_urls": [f"https://{m['address']}:{master_webui}"
                               for m in cluster["spark_masters"]],
+        "tls": tls,
+        "tls_names": sorted({host, str(node["address"])}),
+        # This node's web UIs over TLS (the plain ports redirect to them).
+        "ui_urls": [f"https://{node['address']}:{port + TLS_UI_PORT_OFFSET}" for port in (
+            *([int(get("master_webui_port"))] if host in masters else []),
+            *([int(get("history_server_port"))] if host in masters and history else []),
+            *([int(get("worker_webui_port"))] if host in workers else []))],
         "worker_hosts": sorted(workers),
         "worker_addresses": sorted(str(n["address"]) for n in workers.values()),
         "worker_cores": cores,

@@ -15,6 +15,7 @@ from typing import Any
 from ..defaults import setting
 from ..pipeline.config import IDENTITIES
 from ..rules import cite
+from .spark_node import TLS_UI_PORT_OFFSET
 
 STATES = ("started", "stopped")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -106,6 +107,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     ]
     master_address = next(str(n["address"]) for n in cluster["spark_masters"]
                           if n["host"] == host)
+    master_ui_port = int(get("spark_node_master_webui_port")) + TLS_UI_PORT_OFFSET
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
     users = dict(get("spark_pipeline_kafka_users"))
     clients = {identity: {"user": str(users[identity]),
@@ -114,9 +116,8 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     return {
         "name": name,
         "application": f"kafkaform-pipeline-{name}",
-        # The master's state as JSON (workers, applications), on its web UI port.
-        "master_state_url": f"http://{master_address}:{int(get('spark_node_master_webui_port'))}"
-                            "/json/",
+        # The master's state as JSON (workers, applications), on its web UI's TLS port.
+        "master_state_url": f"https://{master_address}:{master_ui_port}/json/",
         "unit": "kafkaform-pipeline",
         "user": str(get("spark_node_user")),
         "group": str(get("spark_node_group")),

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import testinfra.host  # type: ignore[import-untyped]
 
-from kafkaform.contexts.spark_node import spark_node_context
+from kafkaform.contexts.spark_node import TLS_UI_PORT_OFFSET, spark_node_context
 from kafkaform.contexts.spark_pipeline import spark_pipeline_context
 from kafkaform.verify.conftest import Inventory, Node, Nodes
 
@@ -33,7 +33,8 @@ class SparkNode:
 
     def master_state(self) -> dict[str, Any]:
         url = f"{self.expected['master_webui_urls'][0]}/json/"
-        state: dict[str, Any] = json.loads(self.host.check_output("curl -sf %s", url))
+        state: dict[str, Any] = json.loads(self.host.check_output(
+            "curl -sf --cacert %s %s", self.expected["tls"]["trust"], url))
         return state
 
 
@@ -105,6 +106,21 @@ def test_ports_listen_on_the_node_address_only(spark_nodes: list[SparkNode]) -> 
         assert not any(a.endswith(":6066") for a in listening), "REST submission is enabled"
 
 
+def test_web_uis_speak_tls_and_plain_ports_only_redirect(spark_nodes: list[SparkNode]) -> None:
+    """SE-09: each UI's certificate verifies against the cluster CA for the node's name; its
+    plain port answers with a redirect and no content."""
+    for node in spark_nodes:
+        assert node.expected["ui_urls"], f"{node.name} runs no web UI"
+        for url in node.expected["ui_urls"]:
+            secure = node.host.run("curl -sf -o /dev/null --cacert %s %s",
+                                   node.expected["tls"]["trust"], url)
+            assert secure.rc == 0, f"{node.name}: {url} does not verify: {secure.stderr}"
+            address, port = url.removeprefix("https://").rsplit(":", 1)
+            plain = f"http://{address}:{int(port) - TLS_UI_PORT_OFFSET}/json/"
+            answer = node.host.check_output("curl -s -o /dev/null -w '%%{http_code}' %s", plain)
+            assert answer.startswith("3"), f"{node.name}: {plain} answers {answer}, not a redirect"
+
+
 def test_configuration_is_readable_by_the_spark_group_only(spark_nodes: list[SparkNode]) -> None:
     for node in spark_nodes:
         conf = node.expected["conf_dir"]
@@ -148,8 +164,10 @@ def test_history_server_shows_the_pipeline(master: SparkNode,
         pytest.skip("the history server is off (spark_node_history_server_enabled)")
     port = next(line.split("=")[1] for line in master.expected["defaults"].splitlines()
                 if line.startswith("spark.history.ui.port="))
-    url = f"http://{master.expected['bind_address']}:{port}/api/v1/applications"
-    apps = json.loads(master.host.check_output("curl -sf %s", url))
+    url = next(u for u in master.expected["ui_urls"]
+               if u.endswith(f":{int(port) + TLS_UI_PORT_OFFSET}")) + "/api/v1/applications"
+    apps = json.loads(master.host.check_output("curl -sf --cacert %s %s",
+                                               master.expected["tls"]["trust"], url))
     assert pipeline["application"] in {a["name"] for a in apps}
 
 
