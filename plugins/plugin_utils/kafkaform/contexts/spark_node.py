@@ -41,8 +41,7 @@ MANAGED_DEFAULTS = frozenset({
     "spark.history.ui.port", "spark.deploy.recoveryMode", "spark.deploy.recoveryDirectory",
     "spark.master.rest.enabled", "spark.worker.cleanup.enabled",
     "spark.worker.cleanup.appDataTtl", "spark.local.dir", *{
-        f"spark.ssl.{key}" for key in ("standalone.enabled", "historyServer.enabled",
-                                       "ui.enabled", "keyStore", "keyStoreType",
+        f"spark.ssl.{key}" for key in ("enabled", "keyStore", "keyStoreType",
                                        "keyStorePassword", "keyPassword", "protocol")},
 })
 #: Spark serves a web UI over TLS on its plain port plus this, when spark.ssl.<ui>.port is unset;
@@ -200,10 +199,10 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.eventLog.enabled": "true" if history else "false",
         # SE-09: every web UI (master, workers, history server, drivers) over TLS with the host's
         # certificate; the plain ports only redirect. The keystore password is written below
-        # this block by the role, like the secret above.
-        "spark.ssl.standalone.enabled": "true",
-        "spark.ssl.historyServer.enabled": "true",
-        "spark.ssl.ui.enabled": "true",
+        # this block by the role, like the secret above. spark.ssl.enabled, not each UI's own
+        # switch: the UIs inherit spark.ssl.keyStore and the rest only from an enabled
+        # spark.ssl (SSLOptions.parse); RPC never inherits it and keeps spark.network.crypto.
+        "spark.ssl.enabled": "true",
         "spark.ssl.keyStore": tls["keystore"],
         "spark.ssl.keyStoreType": "PKCS12",
         "spark.ssl.protocol": "TLSv1.3",
