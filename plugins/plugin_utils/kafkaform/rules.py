@@ -388,6 +388,11 @@ CATALOGUE: tuple[Rule, ...] = (
          "replication factor nobody chose.",
          "Declare spark_pipeline_topic in kafka_topics, or create it before the pipeline starts.",
          (PREFLIGHT,)),
+    Rule("SP-09", "Spark workers restart one at a time, each registered again before the next",
+         "A restarted worker ends its executors; restarting every worker at once stops every "
+         "application's work until they all register again.",
+         "Raise spark_node_register_timeout_s when a worker takes longer to register.",
+         ("roles/spark_node/tasks/restart.yml",)),
     # Kernel
     Rule("OS-01", "TCP buffer maxima within the core socket maxima",
          "The kernel caps a socket's buffer at net.core.rmem_max and wmem_max; a larger "
@@ -567,7 +572,8 @@ CATALOGUE: tuple[Rule, ...] = (
          "old configuration, and the next run, seeing no change, would never restart it.",
          "Nothing to do: the next run compares each service's start with its files' changes "
          "(kafkaform.platform.service_stale) and restarts it, health-gated.",
-         ("roles/zookeeper/tasks/service.yml", "roles/kafka_broker/tasks/service.yml")),
+         ("roles/zookeeper/tasks/service.yml", "roles/kafka_broker/tasks/service.yml",
+          "roles/spark_node/tasks/service.yml", "roles/spark_pipeline/tasks/service.yml")),
     # kafkaform
     Rule("KF-01", "Cluster-wide settings have one value",
          "The model reads each cluster setting from any host; different values on different "

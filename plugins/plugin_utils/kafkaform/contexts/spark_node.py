@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import SCALA_BINARY_VERSION
+from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
 from ..defaults import setting
 from ..rules import cite
@@ -221,6 +222,11 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "-Djava.awt.headless=true", "-Duser.timezone=UTC",
         f"-Dlog4j.configurationFile=file:{conf_dir}/log4j2.properties",
     ]
+    # OP-03: what every daemon reads at start, besides its own unit; a daemon restarts when one
+    # changed after it started. The connectors reach executors through the class path.
+    read_at_start = [f"{conf_dir}/{name}" for name in (
+        "spark-env.sh", "spark-defaults.conf", "log4j2.properties", "release")]
+    read_at_start += [tls["keystore"], tls["trust"], connector_dir]
     daemons = []
     if host in masters:
         daemons.append({
@@ -248,6 +254,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             # scratch space and the shared directory applications write their output to.
             "read_write_paths": [home_dir, log_dir, shared_dir],
         })
+    for daemon in daemons:
+        daemon["restart_files"] = [*read_at_start, f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"]
     master_webui = int(get("master_webui_port")) + TLS_UI_PORT_OFFSET
     return {
         "host": host,

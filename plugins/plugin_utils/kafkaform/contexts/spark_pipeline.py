@@ -12,10 +12,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..contexts import SYSTEMD_UNIT_DIR
 from ..defaults import setting
 from ..pipeline.config import IDENTITIES
 from ..rules import cite
 from .spark_node import TLS_UI_PORT_OFFSET
+
+#: The pipeline's systemd unit.
+UNIT = "kafkaform-pipeline"
 
 STATES = ("started", "stopped")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -118,7 +122,11 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "application": f"kafkaform-pipeline-{name}",
         # The master's state as JSON (workers, applications), on its web UI's TLS port.
         "master_state_url": f"https://{master_address}:{master_ui_port}/json/",
-        "unit": "kafkaform-pipeline",
+        "unit": UNIT,
+        # OP-03: what the job reads at submit; it restarts when one changed after it started.
+        "restart_files": [code_dir, config_file, f"{conf_dir}/trust.pem",
+                          *(c["config"] for c in clients.values()),
+                          f"{SYSTEMD_UNIT_DIR}/{UNIT}.service"],
         "user": str(get("spark_node_user")),
         "group": str(get("spark_node_group")),
         "spark_home": spark_home,
