@@ -182,6 +182,12 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("pipeline trigger interval unreadable",
      mutate(lambda s: s["spark_master"]["sm"].update(spark_pipeline_trigger_interval="2s")),
      {}, "KF-02", "spark_pipeline_trigger_interval '2s'", {"sm"}),
+    ("misspelt role variable",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(kafka_broker_heap_md=2048)),
+     {}, "KF-03", "kafka_broker_heap_md is not a variable kafkaform reads", {"k2"}),
+    ("misspelt cluster variable",
+     mutate(lambda s: [s["zookeeper"][h].update(kafka_min_insync_replica=2) for h in s["zookeeper"]]),
+     {}, "KF-03", "kafka_min_insync_replica is not", {"zk1", "zk2", "zk3"}),
     ("Spark daemon heap too small on the worker",
      mutate(lambda s: s["spark_worker"]["sw1"].update(spark_node_daemon_heap_mb=64)),
      {}, "KF-02", "spark_node_daemon_heap_mb below 128 MB", {"sw1"}),
@@ -266,3 +272,12 @@ def test_duplicate_broker_ids_name_exactly_the_sharing_hosts(ids: list[int]) -> 
 
 def test_model_groups_are_the_documented_ones() -> None:
     assert set(model.GROUPS) == set(lab_like())
+
+
+def test_a_misspelt_variable_names_the_closest_known_one() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k2"]["kafka_broker_heap_md"] = 2048
+    spec["kafka_broker"]["k3"]["kafkaform_unheard_of"] = 1
+    found = {f.message.split()[0]: f for f in errors_of(spec, {})}
+    assert "did you mean kafka_broker_heap_mb?" in found["kafka_broker_heap_md"].fix
+    assert "did you mean" not in found["kafkaform_unheard_of"].fix

@@ -6,6 +6,7 @@ problem at once. A finding names the host(s), the rule, what is wrong and how to
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -13,7 +14,14 @@ from typing import Any, Literal
 
 from . import acls, model, secrets, security_steps, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
-from .defaults import CLUSTER_DEFAULTS, as_bool, role_default, role_options
+from .defaults import (
+    CLUSTER_DEFAULTS,
+    INPUT_PREFIXES,
+    as_bool,
+    known_inputs,
+    role_default,
+    role_options,
+)
 from .model import InventoryView, as_int
 from .rules import ID_PATTERN, cite
 
@@ -412,6 +420,22 @@ def role_inputs(view: InventoryView) -> Iterator[Finding]:
                       "inputs)", tuple(hosts))
 
 
+def unknown_variables(view: InventoryView) -> Iterator[Finding]:
+    """A variable with one of kafkaform's prefixes that no role reads is a misspelling: its role
+    would silently fall back to the default. One finding per name, with the closest known one."""
+    hosts_by_name: dict[str, list[str]] = defaultdict(list)
+    known = known_inputs()
+    for host in view.cluster_hosts():
+        for name in view.hostvars.get(host, {}):
+            if name.startswith(INPUT_PREFIXES) and name not in known:
+                hosts_by_name[name].append(host)
+    for name, hosts in sorted(hosts_by_name.items()):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        yield Finding(cite("KF-03"), f"{name} is not a variable kafkaform reads",
+                      (f"did you mean {close[0]}? " if close else "")
+                      + "Rename or remove it (each role's README lists its inputs)", tuple(hosts))
+
+
 RULES: tuple[Rule, ...] = (
     ensemble_size,
     zookeeper_ids,
@@ -431,6 +455,7 @@ RULES: tuple[Rule, ...] = (
     data_disk_declarations,
     dedicated_hosts,
     role_inputs,
+    unknown_variables,
 )
 
 

@@ -54,6 +54,27 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).
 ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline")
 
+#: Inventory and run inputs that are neither cluster settings nor role inputs: the model's per-host
+#: keys and the playbooks' own switches.
+OTHER_INPUTS = frozenset({
+    "zookeeper_id", "kafka_broker_id", "kafka_topics", "kafka_users", "kafka_acls",
+    "kafkaform_secrets", "kafkaform_apache_mirror_url", "kafkaform_tls_rotation",
+})
+
+#: Prefixes of the variables kafkaform reads; an unknown name with one of them is a misspelling.
+INPUT_PREFIXES = ("kafkaform_", "kafka_", "zookeeper_", "os_tuning_", "spark_node_",
+                  "spark_pipeline_")
+
+#: Every role whose inputs an inventory may set (the internal roles take theirs from the others).
+INVENTORY_ROLES = (*ROLE_PREFIXES, "artifact")
+
+
+@cache
+def known_inputs() -> frozenset[str]:
+    """Every variable name an inventory or a run may give kafkaform."""
+    return frozenset({*CLUSTER_DEFAULTS, *OTHER_INPUTS,
+                      *(name for role in INVENTORY_ROLES for name in role_options(role))})
+
 
 def _load_mapping(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as handle:

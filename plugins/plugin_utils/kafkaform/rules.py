@@ -587,6 +587,11 @@ CATALOGUE: tuple[Rule, ...] = (
          "Correct the setting the finding names; each role's README lists its inputs, types "
          "and choices.",
          (PREFLIGHT,)),
+    Rule("KF-03", "Every variable with a kafkaform prefix is one kafkaform reads",
+         "A misspelt variable is ignored without a word: its role falls back to the default the "
+         "operator meant to change.",
+         "Rename it to the input the finding suggests, or remove it.",
+         (PREFLIGHT,)),
 )
 
 #: The catalogue by id.
