@@ -420,9 +420,10 @@ def role_inputs(view: InventoryView) -> Iterator[Finding]:
                       "inputs)", tuple(hosts))
 
 
-def unknown_variables(view: InventoryView) -> Iterator[Finding]:
-    """A variable with one of kafkaform's prefixes that no role reads is a misspelling: its role
-    would silently fall back to the default. One finding per name, with the closest known one."""
+def misspelt_variables(view: InventoryView) -> Iterator[Finding]:
+    """A variable with one of kafkaform's prefixes that nothing reads, and that is a near miss of
+    one of its inputs, is a misspelling: the role would silently fall back to the default. Names
+    close to no input are the inventory's own (or a play's registered results) and pass."""
     hosts_by_name: dict[str, list[str]] = defaultdict(list)
     known = known_inputs()
     for host in view.cluster_hosts():
@@ -430,10 +431,11 @@ def unknown_variables(view: InventoryView) -> Iterator[Finding]:
             if name.startswith(INPUT_PREFIXES) and name not in known:
                 hosts_by_name[name].append(host)
     for name, hosts in sorted(hosts_by_name.items()):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-        yield Finding(cite("KF-03"), f"{name} is not a variable kafkaform reads",
-                      (f"did you mean {close[0]}? " if close else "")
-                      + "Rename or remove it (each role's README lists its inputs)", tuple(hosts))
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
+        if close:
+            yield Finding(cite("KF-03"), f"{name} is not a variable kafkaform reads",
+                          f"rename it to {close[0]}, the input it resembles, or remove it",
+                          tuple(hosts))
 
 
 RULES: tuple[Rule, ...] = (
@@ -455,7 +457,7 @@ RULES: tuple[Rule, ...] = (
     data_disk_declarations,
     dedicated_hosts,
     role_inputs,
-    unknown_variables,
+    misspelt_variables,
 )
 
 

@@ -587,10 +587,10 @@ CATALOGUE: tuple[Rule, ...] = (
          "Correct the setting the finding names; each role's README lists its inputs, types "
          "and choices.",
          (PREFLIGHT,)),
-    Rule("KF-03", "Every variable with a kafkaform prefix is one kafkaform reads",
+    Rule("KF-03", "No variable is a near miss of a kafkaform input",
          "A misspelt variable is ignored without a word: its role falls back to the default the "
          "operator meant to change.",
-         "Rename it to the input the finding suggests, or remove it.",
+         "Rename it to the input the finding names, or remove it.",
          (PREFLIGHT,)),
 )
 
