@@ -20,7 +20,7 @@ author: kafkaform (@kafkaform)
 short_description: Tell whether a running service predates a file it reads
 description:
   - Compares the start time of a systemd service's main process with the last modification of
-    each given file, or of anything under a given directory (byte-code caches aside).
+    each given file, or of the files under a given directory (byte-code caches aside).
   - A service that runs and started before a path last changed is stale; one that does not run
     is not (its next start reads the files as they are).
   - Changes nothing.
@@ -88,14 +88,14 @@ def started_at(module: AnsibleModule, unit: str) -> float | None:
 
 def last_change(path: str) -> float:
     """When the content last changed: the file's mtime (Ansible writes a new file and renames it
-    into place), or for a directory the latest of everything under it but byte-code caches; 0
-    when it does not exist."""
+    into place), or for a directory the latest of the files under it, byte-code caches aside;
+    0 when there is none."""
     if not os.path.isdir(path):
         return os.stat(path).st_mtime if os.path.exists(path) else 0.0
-    times = [os.stat(path).st_mtime]
+    times = [0.0]
     for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
-        times += [os.lstat(os.path.join(root, name)).st_mtime for name in dirs + files]
+        times += [os.lstat(os.path.join(root, name)).st_mtime for name in files]
     return max(times)
 
 
