@@ -59,6 +59,10 @@ def test_master_and_worker_get_their_own_daemons_and_one_master_url() -> None:
     assert "SPARK_MASTER_HOST" not in worker["environment"]
     assert "spark.sql.session.timeZone=UTC" in master["defaults"]
     assert "spark.master.rest.enabled=false" in master["defaults"]
+    assert "spark.ui.killEnabled=false" in master["defaults"]
+    # Each daemon restarts for its own unit and the files every daemon reads (OP-03).
+    assert worker["daemons"][0]["restart_files"][-1] == "/etc/systemd/system/spark-worker.service"
+    assert "/etc/spark/spark-defaults.conf" in master["daemons"][1]["restart_files"]
 
 
 def test_a_host_outside_the_spark_groups_is_refused() -> None:

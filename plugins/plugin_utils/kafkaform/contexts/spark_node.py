@@ -44,6 +44,7 @@ MANAGED_DEFAULTS = frozenset({
     "spark.worker.cleanup.appDataTtl", "spark.local.dir", *{
         f"spark.ssl.{key}" for key in ("enabled", "keyStore", "keyStoreType",
                                        "keyStorePassword", "keyPassword", "protocol")},
+    "spark.ui.killEnabled",
 })
 #: Spark serves a web UI over TLS on its plain port plus this, when spark.ssl.<ui>.port is unset;
 #: the plain port then only redirects to it.
@@ -207,6 +208,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.ssl.keyStore": tls["keystore"],
         "spark.ssl.keyStoreType": "PKCS12",
         "spark.ssl.protocol": "TLSv1.3",
+        # The UIs authenticate no one: they show state, they kill nothing.
+        "spark.ui.killEnabled": "false",
     }
     if recovery_mode == "FILESYSTEM":
         defaults["spark.deploy.recoveryDirectory"] = recovery_dir
