@@ -8,12 +8,6 @@ the next run sees it. OP-03"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from datetime import datetime, timezone
-
-from ansible.module_utils.basic import AnsibleModule
-
 DOCUMENTATION = r"""
 module: service_stale
 author: kafkaform (@kafkaform)
@@ -66,6 +60,12 @@ newer:
   type: list
   elements: str
 """
+
+import os
+import subprocess
+from datetime import datetime, timezone
+
+from ansible.module_utils.basic import AnsibleModule
 
 #: systemctl's timestamps with microseconds, in UTC (systemd 248 and later).
 TIMESTAMP_FORMAT = "%a %Y-%m-%d %H:%M:%S.%f UTC"
