@@ -114,6 +114,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     master_ui_port = int(get("spark_node_master_webui_port")) + TLS_UI_PORT_OFFSET
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
     users = dict(get("spark_pipeline_kafka_users"))
+    trust = f"{conf_dir}/trust.pem"
     clients = {identity: {"user": str(users[identity]),
                           "config": f"{conf_dir}/kafka-{identity}.properties"}
                for identity in IDENTITIES}
@@ -124,7 +125,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "master_state_url": f"https://{master_address}:{master_ui_port}/json/",
         "unit": UNIT,
         # OP-03: what the job reads at submit; it restarts when one changed after it started.
-        "restart_files": [code_dir, config_file, f"{conf_dir}/trust.pem",
+        "restart_files": [code_dir, config_file, trust,
                           *(c["config"] for c in clients.values()),
                           f"{SYSTEMD_UNIT_DIR}/{UNIT}.service"],
         "user": str(get("spark_node_user")),
@@ -148,7 +149,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         },
         # Each identity's Kafka client file; its password is added by the role, never here.
         "clients": clients,
-        "trust": f"{conf_dir}/trust.pem",
+        "trust": trust,
         "tls_names": [host, master_address],
         "submit": submit,
         "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
