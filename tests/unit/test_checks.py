@@ -85,6 +85,17 @@ def mutate(change: Callable[[Spec], None]) -> Spec:
     return spec
 
 
+#: Every broker: a declaration shared by the cluster names them all.
+BROKERS = {"k1", "k2", "k3"}
+
+
+def with_topic(**fields: Any) -> Spec:
+    """The lab-like inventory with one more topic, ``fields`` over a valid one, on every broker."""
+    topic = {"name": "kf.more", "partitions": 3, "replication_factor": 3, **fields}
+    return mutate(lambda s: [s["kafka_broker"][h].update(kafka_topics=[*TOPICS, topic])
+                             for h in s["kafka_broker"]])
+
+
 # (case, inventory, cluster settings, rule, words in the message, hosts named)
 BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("even ensemble",
@@ -103,7 +114,7 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("duplicate zookeeper_id", mutate(lambda s: s["zookeeper"]["zk3"].update(zookeeper_id=1)),
      {}, "ZK-03", "zookeeper_id 1 is used by 2 hosts", {"zk1", "zk3"}),
     ("negative broker id", mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_id=-1)),
-     {}, "KB-02", "not an integer of at least 0", {"k1"}),
+     {}, "KB-02", "not an integer from 0 to 1000", {"k1"}),
     ("boolean broker id", mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_id=True)),
      {}, "KB-02", "True", {"k1"}),
     ("duplicate broker id", mutate(lambda s: s["kafka_broker"]["k3"].update(kafka_broker_id=2)),
@@ -192,6 +203,84 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("Spark daemon heap too small on the worker",
      mutate(lambda s: s["spark_worker"]["sw1"].update(spark_node_daemon_heap_mb=64)),
      {}, "KF-02", "spark_node_daemon_heap_mb below 128 MB", {"sw1"}),
+    # Topics: every declaration checked before any broker is touched.
+    ("topic with 0 partitions", with_topic(partitions=0),
+     {}, "KF-02", "topic kf.more: partitions must be a positive integer", BROKERS),
+    ("topic with text partitions", with_topic(partitions="abc"),
+     {}, "KF-02", "topic kf.more: partitions must be a positive integer", BROKERS),
+    ("topic name over 249 characters", with_topic(name="t" * 250),
+     {}, "TR-06", "use letters, digits", BROKERS),
+    ("topic declared twice", with_topic(name="kf.events"),
+     {}, "KF-02", "topic kf.events is declared twice", BROKERS),
+    ("topic rf above brokers", with_topic(replication_factor=4),
+     {}, "TR-01", "topic kf.more has replication_factor 4, above the 3 brokers", BROKERS),
+    ("topic min isr not below its rf", with_topic(configs={"min.insync.replicas": 3}),
+     {}, "TR-02", "topic kf.more has min.insync.replicas 3 with replication_factor 3", BROKERS),
+    ("topic rf 1 under the cluster's min isr", with_topic(replication_factor=1),
+     {}, "TR-02", "no acks=all write can ever succeed", BROKERS),
+    ("topic config unknown to Kafka", with_topic(configs={"retention.msec": 1000}),
+     {}, "TR-07", "retention.msec is not a topic config of Kafka (did you mean retention.ms?)",
+     BROKERS),
+    ("topic config value Kafka refuses", with_topic(configs={"cleanup.policy": "erase"}),
+     {}, "TR-07", "cleanup.policy='erase' is not one of delete, compact", BROKERS),
+    ("topic config number out of range",
+     with_topic(configs={"min.cleanable.dirty.ratio": 1.5}),
+     {}, "TR-07", "min.cleanable.dirty.ratio='1.5' is out of range (from 0 to 1)", BROKERS),
+    ("topic with unclean leader election",
+     with_topic(configs={"unclean.leader.election.enable": True}),
+     {}, "TR-03", "topic kf.more enables unclean leader election", BROKERS),
+    ("broker id above reserved.broker.max.id",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_id=1001)),
+     {}, "KB-02", "kafka_broker_id is 1001, not an integer from 0 to 1000", {"k1"}),
+    # Types, as each role's meta/argument_specs.yml declares them.
+    ("role input of the wrong type",
+     mutate(lambda s: s["kafka_broker"]["k3"].update(kafka_broker_heap_mb="lots")),
+     {}, "KF-02", "kafka_broker_heap_mb is 'lots': argument 'kafka_broker_heap_mb' is of type str "
+     "and we were unable to convert to int", {"k3"}),
+    ("boolean input that is not one",
+     mutate(lambda s: s["zookeeper"]["zk1"].update(zookeeper_admin_server_enabled="maybe")),
+     {}, "KF-02", "zookeeper_admin_server_enabled is 'maybe'", {"zk1"}),
+    ("port of the wrong type",
+     mutate(lambda s: s["zookeeper"]["zk2"].update(zookeeper_client_port="two-one-eight-one")),
+     {}, "KF-02", "zookeeper_client_port is 'two-one-eight-one'", {"zk2"}),
+    ("cluster switch that is not a boolean",
+     lab_like(), {"kafkaform_allow_large_ensemble": "sometimes"},
+     "KF-02", "kafkaform_allow_large_ensemble is 'sometimes', not bool",
+     {"zk1", "zk2", "zk3", "k1", "k2", "k3", "sm", "sw1"}),
+    ("secret with a line break is not shown",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_jmx_password="s3cret\n")),
+     {}, "KF-02", "kafka_broker_jmx_password holds a line break ('\\n') in (hidden)", {"k1"}),
+    # Line breaks of any kind, in any rendered value.
+    ("carriage return in a rack",
+     mutate(lambda s: s["kafka_broker"]["k3"].update(rack="b\r")),
+     {}, "KF-02", "rack holds a line break ('\\r')", {"k3"}),
+    ("line separator in an extra property",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(
+         kafka_broker_extra_properties={"log.cleaner.threads": "2\u2028x=1"})),
+     {}, "KF-02", "kafka_broker_extra_properties.log.cleaner.threads holds a line break",
+     {"k2"}),
+    # JVM options that would open a debugger or JMX.
+    ("JMX bound to every address through extra JVM options",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(kafka_broker_jvm_extra_opts=[
+         "-XX:+AlwaysPreTouch", "-Dcom.sun.management.jmxremote.host=0.0.0.0"])),
+     {}, "JV-04", "-Dcom.sun.management.jmxremote.host=0.0.0.0, which opens JMX remote", {"k1"}),
+    ("remote debugger on ZooKeeper",
+     mutate(lambda s: s["zookeeper"]["zk1"].update(zookeeper_jvm_extra_opts=[
+         "-agentlib:jdwp=transport=dt_socket,server=y,address=*:5005"])),
+     {}, "JV-04", "a remote debugger (JDWP)", {"zk1"}),
+    ("debugger in the Spark driver's options",
+     mutate(lambda s: s["spark_master"]["sm"].update(spark_node_defaults_extra={
+         "spark.driver.defaultJavaOptions": "-Xss4m -Xrunjdwp:transport=dt_socket"})),
+     {}, "JV-04", "spark_node_defaults_extra[spark.driver.defaultJavaOptions] holds -Xrunjdwp",
+     {"sm"}),
+    # Ports: numbers, and one service per port on a host.
+    ("port out of range", mutate(lambda s: s["zookeeper"]["zk3"].update(
+        zookeeper_client_port=70000)),
+     {}, "KF-04", "ZooKeeper's zookeeper_client_port is 70000, not a port", {"zk3"}),
+    ("two services on one port",
+     mutate(lambda s: s["spark_worker"].update(sm={"spark_node_worker_port": 7077})),
+     {}, "KF-04", "port 7077 is bound by Spark master (spark_node_master_port), Spark worker "
+     "(spark_node_worker_port)", {"sm"}),
 ]
 
 
@@ -283,3 +372,66 @@ def test_a_misspelt_variable_names_the_input_it_resembles_and_others_pass() -> N
     found = errors_of(spec, {})
     assert [(f.rule, f.hosts) for f in found] == [("KF-03", ("k2",))]
     assert "rename it to kafka_broker_heap_mb" in found[0].fix
+
+
+def test_a_value_of_the_wrong_type_is_one_finding_and_no_rule_fails_on_it() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k2"]["kafka_broker_port"] = "nine-o-nine-two"  # the model reads it
+    found = errors_of(spec)
+    assert [(f.rule, f.hosts) for f in found] == [("KF-02", ("k2",))]
+    assert "kafka_broker_port is 'nine-o-nine-two'" in found[0].message
+
+
+def test_broker_ids_above_the_default_reserve_pass_when_the_reserve_is_raised() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k1"]["kafka_broker_id"] = 1500
+    assert [f.rule for f in errors_of(spec)] == ["KB-02"]
+    raised = {"kafka_broker_extra_properties": {"reserved.broker.max.id": 2000}}
+    assert errors_of(spec, raised) == []
+
+
+def test_topic_configs_accept_every_valid_value_kafka_documents() -> None:
+    valid = {"cleanup.policy": "compact,delete", "compression.type": "zstd",
+             "min.cleanable.dirty.ratio": 0.5, "retention.ms": -1, "retention.bytes": -1,
+             "segment.bytes": 1073741824, "message.timestamp.type": "LogAppendTime",
+             "preallocate": False, "min.insync.replicas": 2,
+             "leader.replication.throttled.replicas": "*",
+             "follower.replication.throttled.replicas": "0:1,1:2"}
+    assert errors_of(with_topic(configs=valid)) == []
+
+
+TOPIC_NAME = st.from_regex(r"[a-z][a-z0-9-]{0,30}(\.[a-z0-9-]{1,10}){0,3}", fullmatch=True)
+
+
+@st.composite
+def valid_inventories(draw: st.DrawFn) -> tuple[Spec, dict[str, Any]]:
+    """Inventories every rule accepts: odd ensembles spread over racks, brokers over at least
+    two racks, topics replicated within the brokers' count and above min.insync.replicas."""
+    racks = draw(st.lists(st.sampled_from("abcdefgh"), min_size=3, max_size=5, unique=True))
+    members = draw(st.sampled_from([3, 5, 7]))
+    brokers = draw(st.integers(min_value=3, max_value=12))
+    rf = draw(st.integers(min_value=2, max_value=min(brokers, 5)))
+    names = draw(st.lists(TOPIC_NAME, min_size=1, max_size=5, unique=True))
+    declared = [
+        {"name": name, "partitions": draw(st.integers(min_value=1, max_value=64)),
+         "replication_factor": draw(st.integers(min_value=rf, max_value=brokers)),
+         "configs": draw(st.dictionaries(st.sampled_from(
+             ["retention.ms", "segment.ms", "max.message.bytes"]),
+             st.integers(min_value=1, max_value=2**31 - 1), max_size=3))}
+        for name in names]
+    ids = draw(st.lists(st.integers(min_value=0, max_value=1000), min_size=brokers,
+                        max_size=brokers, unique=True))
+    spec = lab_like()
+    spec["zookeeper"] = {f"zk{i}": {"zookeeper_id": i, "rack": racks[i % len(racks)]}
+                         for i in range(1, members + 1)}
+    spec["kafka_broker"] = {f"k{n}": {"kafka_broker_id": ids[n], "rack": racks[n % len(racks)],
+                                      "kafka_topics": declared} for n in range(brokers)}
+    cluster = {"kafka_default_replication_factor": rf, "kafka_min_insync_replicas": rf - 1,
+               "zookeeper_client_port": draw(st.integers(min_value=1024, max_value=2000))}
+    return spec, cluster
+
+
+@given(valid_inventories())
+def test_a_valid_inventory_stays_valid(inventory: tuple[Spec, dict[str, Any]]) -> None:
+    spec, cluster = inventory
+    assert errors_of(spec, cluster) == []

@@ -12,15 +12,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, model, secrets, security_steps, topics
+from . import acls, inputs, model, secrets, security_steps, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import (
     CLUSTER_DEFAULTS,
     INPUT_PREFIXES,
+    INVENTORY_ROLES,
+    OTHER_INPUTS,
     as_bool,
     known_inputs,
     role_default,
     role_options,
+    setting,
 )
 from .model import InventoryView, as_int
 from .rules import ID_PATTERN, cite
@@ -109,8 +112,16 @@ def zookeeper_ids(view: InventoryView) -> Iterable[Finding]:
     return unique_ids(view, model.ZOOKEEPER, "zookeeper_id", 1, 255, cite("ZK-03"))
 
 
+#: Kafka's default reserved.broker.max.id: the ids above it are the ones brokers generate.
+RESERVED_BROKER_MAX_ID = 1000
+
+
 def broker_ids(view: InventoryView) -> Iterable[Finding]:
-    return unique_ids(view, model.KAFKA_BROKER, "kafka_broker_id", 0, None, cite("KB-02"))
+    brokers = view.members(model.KAFKA_BROKER)
+    extra = view.var(brokers[0], "kafka_broker_extra_properties", {}) if brokers else {}
+    reserved = extra.get("reserved.broker.max.id") if isinstance(extra, dict) else None
+    high = as_int(reserved) if reserved is not None else RESERVED_BROKER_MAX_ID
+    return unique_ids(view, model.KAFKA_BROKER, "kafka_broker_id", 0, high, cite("KB-02"))
 
 
 def racks_all_or_none(view: InventoryView) -> Iterator[Finding]:
@@ -328,45 +339,57 @@ def kernel_findings(host: str, sysctl: dict[str, str]) -> Iterator[Finding]:
 
 def data_disk_declarations(view: InventoryView) -> Iterator[Finding]:
     for host in view.cluster_hosts():
+        found = list(_data_disk_findings(view, host))
+        yield from found
         entries = view.var(host, "os_tuning_data_disks", []) or []
-        if not isinstance(entries, list):
-            yield Finding(cite("DF-03"), "os_tuning_data_disks is not a list",
-                          "declare a list of {device, mount, purpose}", (host,))
+        if not found:  # the rest of each entry (owner, mount options) as the role's spec types it
+            for problem in inputs.role_input("os_tuning", "os_tuning_data_disks",
+                                             entries).problems:
+                yield Finding(cite("DF-03"), problem, "correct the entry (roles/os_tuning/"
+                              "README.md lists its keys)", (host,))
+
+
+def _data_disk_findings(view: InventoryView, host: str) -> Iterator[Finding]:
+    """The DF-03 findings of one host's data disk declarations."""
+    entries = view.var(host, "os_tuning_data_disks", []) or []
+    if not isinstance(entries, list):
+        yield Finding(cite("DF-03"), "os_tuning_data_disks is not a list",
+                      "declare a list of {device, mount, purpose}", (host,))
+        return
+    devices: Counter[str] = Counter()
+    mounts: Counter[str] = Counter()
+    for index, entry in enumerate(entries):
+        where = f"os_tuning_data_disks[{index}]"
+        if not isinstance(entry, dict) and not hasattr(entry, "get"):
+            yield Finding(cite("DF-03"), f"{where} is not a mapping",
+                          "declare {device, mount, purpose}", (host,))
             continue
-        devices: Counter[str] = Counter()
-        mounts: Counter[str] = Counter()
-        for index, entry in enumerate(entries):
-            where = f"os_tuning_data_disks[{index}]"
-            if not isinstance(entry, dict) and not hasattr(entry, "get"):
-                yield Finding(cite("DF-03"), f"{where} is not a mapping",
-                              "declare {device, mount, purpose}", (host,))
-                continue
-            if not entry.get("mount"):
-                yield Finding(cite("DF-03"), f"{where} has no mount point",
-                              "set mount to an absolute path", (host,))
-            elif not str(entry["mount"]).startswith("/"):
-                yield Finding(cite("DF-03"),
-                              f"{where} mount {entry['mount']!r} is not an absolute path",
-                              "use an absolute path", (host,))
-            else:
-                mounts[str(entry["mount"]).rstrip("/") or "/"] += 1
-            if "device" not in entry:
-                yield Finding(cite("DF-03"), f"{where} has no device", "set device to the block "
-                              "device, or device: null to use a directory on an existing "
-                              "filesystem", (host,))
-            elif entry["device"] is not None:
-                devices[str(entry["device"])] += 1
-            if entry.get("purpose") not in model.DISK_PURPOSES:
-                yield Finding(cite("DF-03"), f"{where} purpose is {entry.get('purpose')!r}",
-                              f"use one of {', '.join(model.DISK_PURPOSES)}", (host,))
-        for device, count in sorted(devices.items()):
-            if count > 1:
-                yield Finding(cite("DF-03"), f"device {device} is declared {count} times",
-                              "declare each device once", (host,))
-        for mount, count in sorted(mounts.items()):
-            if count > 1:
-                yield Finding(cite("DF-03"), f"mount point {mount} is used by {count} entries",
-                              "give each data disk its own mount point", (host,))
+        if not entry.get("mount"):
+            yield Finding(cite("DF-03"), f"{where} has no mount point",
+                          "set mount to an absolute path", (host,))
+        elif not str(entry["mount"]).startswith("/"):
+            yield Finding(cite("DF-03"),
+                          f"{where} mount {entry['mount']!r} is not an absolute path",
+                          "use an absolute path", (host,))
+        else:
+            mounts[str(entry["mount"]).rstrip("/") or "/"] += 1
+        if "device" not in entry:
+            yield Finding(cite("DF-03"), f"{where} has no device", "set device to the block "
+                          "device, or device: null to use a directory on an existing "
+                          "filesystem", (host,))
+        elif entry["device"] is not None:
+            devices[str(entry["device"])] += 1
+        if entry.get("purpose") not in model.DISK_PURPOSES:
+            yield Finding(cite("DF-03"), f"{where} purpose is {entry.get('purpose')!r}",
+                          f"use one of {', '.join(model.DISK_PURPOSES)}", (host,))
+    for device, count in sorted(devices.items()):
+        if count > 1:
+            yield Finding(cite("DF-03"), f"device {device} is declared {count} times",
+                          "declare each device once", (host,))
+    for mount, count in sorted(mounts.items()):
+        if count > 1:
+            yield Finding(cite("DF-03"), f"mount point {mount} is used by {count} entries",
+                          "give each data disk its own mount point", (host,))
 
 
 def dedicated_hosts(view: InventoryView) -> Iterator[Finding]:
@@ -391,8 +414,13 @@ def host_inputs(view: InventoryView, role: str, host: str) -> dict[str, Any]:
     """The inputs of ``role`` the inventory sets for ``host``; the role's defaults fill the rest."""
     # `in` first: it reads the raw variables, where a lookup would template each one.
     variables = view.hostvars.get(host, {})
-    return {name: value for name in role_options(role)
-            if name in variables and (value := variables.get(name)) is not None}
+    found = {}
+    for name in role_options(role):
+        if name in variables and (value := variables.get(name)) is not None:
+            typed = inputs.role_input(role, name, value)
+            if not typed.problems:  # input_types reports the others; the default stands in
+                found[name] = typed.value
+    return found
 
 
 def role_inputs(view: InventoryView) -> Iterator[Finding]:
@@ -418,6 +446,183 @@ def role_inputs(view: InventoryView) -> Iterator[Finding]:
         yield Finding(cited[0] if cited else cite("KF-02"), problem,
                       f"change it in the inventory (roles/{role}/README.md lists the role's "
                       "inputs)", tuple(hosts))
+
+
+def topic_replication(view: InventoryView) -> Iterator[Finding]:
+    """Each declared topic's replication against the brokers and min.insync.replicas (TR-01,
+    TR-02), and no unclean leader election (TR-03); role_inputs reports malformed topics."""
+    brokers = view.members(model.KAFKA_BROKER)
+    declared = view.var(brokers[0], "kafka_topics", []) if brokers else []
+    isr = as_int(view.cluster_var("kafka_min_insync_replicas"))
+    rf = as_int(view.cluster_var("kafka_default_replication_factor"))
+    if not declared or topics.declared_problems(declared):
+        return
+    if isr is None or rf is None or not 1 <= isr < rf:
+        isr = None  # replication() reports the cluster's setting; topics' own ones still count
+    for rule, problem, fix in topics.replication_problems(declared, len(brokers), isr):
+        yield Finding(rule, problem, f"{fix} in kafka_topics", tuple(brokers))
+
+
+def role_hosts(view: InventoryView, role: str) -> list[str]:
+    """The hosts that run ``role``, and so read its inputs."""
+    groups = ROLE_GROUPS.get(role)
+    if groups is None:
+        return view.cluster_hosts()
+    return list(dict.fromkeys(host for group in groups for host in view.members(group)))
+
+
+#: Groups whose hosts run each role; a role not listed runs on every cluster host.
+ROLE_GROUPS: dict[str, tuple[str, ...]] = {
+    "zookeeper": (model.ZOOKEEPER,),
+    "kafka_broker": (model.KAFKA_BROKER,),
+    "spark_node": (model.SPARK_MASTER, model.SPARK_WORKER),
+    "spark_pipeline": (model.SPARK_MASTER,),
+}
+
+
+def _grouped(problems: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """``(host, problem)`` pairs as problem → hosts, so a group_vars mistake is one finding."""
+    hosts_by_problem: dict[str, list[str]] = defaultdict(list)
+    for host, problem in problems:
+        if host not in hosts_by_problem[problem]:
+            hosts_by_problem[problem].append(host)
+    return hosts_by_problem
+
+
+#: Inputs whose own rules check their types with the rest of their values.
+CHECKED_ELSEWHERE = OTHER_INPUTS | {"os_tuning_data_disks"}
+
+
+def _type_problems(view: InventoryView) -> Iterator[tuple[str, str, str]]:
+    """``(role, host, problem)`` for every input whose value its declared type refuses."""
+    for role in INVENTORY_ROLES:
+        names = [name for name in role_options(role) if name not in CHECKED_ELSEWHERE]
+        for host in role_hosts(view, role):
+            variables = view.hostvars.get(host, {})
+            for name in names:
+                if name in variables and (value := variables.get(name)) is not None:
+                    for problem in inputs.role_input(role, name, value).problems:
+                        yield role, host, problem
+    for host in view.cluster_hosts():
+        variables = view.hostvars.get(host, {})
+        for name in CLUSTER_DEFAULTS:
+            if name in variables and (value := variables.get(name)) is not None:
+                for problem in inputs.cluster_setting(name, value):
+                    yield "cluster", host, problem
+
+
+def input_types(view: InventoryView) -> Iterator[Finding]:
+    """Every input has the type its role's argument spec declares (the check the role itself
+    runs on a host when it starts), cluster settings the type of their default."""
+    roles: dict[str, str] = {}
+    pairs = []
+    for role, host, problem in _type_problems(view):
+        roles[problem] = role
+        pairs.append((host, problem))
+    for problem, hosts in _grouped(pairs).items():
+        role = roles[problem]
+        where = ("plugins/plugin_utils/kafkaform/defaults.py (cluster settings)"
+                 if role == "cluster" else f"roles/{role}/README.md")
+        yield Finding(cite("KF-02"), problem, f"give it the type {where} lists", tuple(hosts))
+
+
+#: Per-host variables the templates render besides the inputs: rack and address.
+RENDERED_HOST_VARS = ("rack", "ansible_host")
+
+
+def line_breaks(view: InventoryView) -> Iterator[Finding]:
+    """No rendered value holds a line break of any kind: each lands on one line of a config
+    file, a unit or a command line, and a break there would add or cut a setting."""
+    known = known_inputs()
+    pairs = []
+    for host in view.cluster_hosts():
+        variables = view.hostvars.get(host, {})
+        for name in variables:
+            if name in known or name in RENDERED_HOST_VARS:
+                value = variables.get(name)
+                pairs += [(host, problem) for problem in inputs.line_breaks(name, value)]
+    for problem, hosts in _grouped(pairs).items():
+        yield Finding(cite("KF-02"), problem, "write the value on one line (in YAML, a quoted "
+                      "string or a folded scalar '>-')", tuple(hosts))
+
+
+#: The extra JVM options of each role that runs a JVM: (role, variable).
+JVM_OPTION_INPUTS = (("zookeeper", "zookeeper_jvm_extra_opts"),
+                     ("kafka_broker", "kafka_broker_jvm_extra_opts"))
+
+
+def jvm_options(view: InventoryView) -> Iterator[Finding]:
+    """No extra JVM option opens a debugger or JMX to the network (JV-04, SE-05)."""
+    pairs = []
+    for role, name in JVM_OPTION_INPUTS:
+        for host in role_hosts(view, role):
+            pairs += [(host, p) for p in inputs.exposing_jvm_options(name, view.var(host, name))]
+    for host in role_hosts(view, "spark_node"):
+        extra = view.var(host, "spark_node_defaults_extra", {})
+        for key, value in (extra.items() if isinstance(extra, dict) else ()):
+            if str(key).endswith("JavaOptions"):  # extra ones are the role's, default ones not
+                pairs += [(host, p) for p in inputs.exposing_jvm_options(
+                    f"spark_node_defaults_extra[{key}]", str(value))]
+    for problem, hosts in _grouped(pairs).items():
+        yield Finding(cite("JV-04"), problem, "remove it; for JMX set kafka_broker_jmx_enabled "
+                      "with kafka_broker_jmx_password (TLS and a password), and debug a copy of "
+                      "the service, never a cluster member", tuple(hosts))
+
+
+def _bound_ports(view: InventoryView, host: str,
+                 broker: model.Broker | None) -> Iterator[tuple[str, str, Any]]:
+    """``(service, setting, port)`` for each port the roles make ``host``'s services bind."""
+    def get(role: str, name: str) -> Any:
+        return setting(host_inputs(view, role, host), name)
+
+    if host in view.members(model.ZOOKEEPER):
+        for name in ("zookeeper_client_port", "zookeeper_quorum_port", "zookeeper_election_port"):
+            yield "ZooKeeper", name, get("zookeeper", name)
+        if get("zookeeper", "zookeeper_admin_server_enabled"):
+            yield "ZooKeeper", "zookeeper_admin_server_port", get(
+                "zookeeper", "zookeeper_admin_server_port")
+    if broker is not None:
+        for listener in broker.listeners:
+            yield "Kafka", f"the {listener.name} listener", listener.port
+        if get("kafka_broker", "kafka_broker_jmx_enabled"):
+            yield "Kafka", "kafka_broker_jmx_port", get("kafka_broker", "kafka_broker_jmx_port")
+    daemons = []
+    if host in view.members(model.SPARK_MASTER):
+        daemons += [("Spark master", "spark_node_master_port", False),
+                    ("Spark master", "spark_node_master_webui_port", True)]
+        if get("spark_node", "spark_node_history_server_enabled"):
+            daemons.append(("Spark history server", "spark_node_history_server_port", True))
+    if host in view.members(model.SPARK_WORKER):
+        daemons += [("Spark worker", "spark_node_worker_port", False),
+                    ("Spark worker", "spark_node_worker_webui_port", True)]
+    for service, name, web in daemons:
+        port = get("spark_node", name)
+        if name == "spark_node_worker_port" and as_int(port) == 0:
+            continue  # 0: the worker takes a free port when it starts
+        yield service, name, port
+        if web and as_int(port) is not None:  # the UI's TLS port beside its plain redirect
+            yield service, f"{name} + {spark_node.TLS_UI_PORT_OFFSET} (TLS)", (
+                int(port) + spark_node.TLS_UI_PORT_OFFSET)
+
+
+def host_ports(view: InventoryView) -> Iterator[Finding]:
+    """Every port a host's services bind is a port, and no two services bind the same one.
+    Clashes among one broker's own listeners are listener_ports'."""
+    brokers = {broker.host: broker for broker in model.brokers(view)}
+    for host in view.cluster_hosts():
+        holders: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for service, name, raw in _bound_ports(view, host, brokers.get(host)):
+            port = as_int(raw)
+            if port is None or not 0 < port < 65536:
+                yield Finding(cite("KF-04"), f"{service}'s {name} is {raw!r}, not a port",
+                              f"set {name} to a number from 1 to 65535", (host,))
+            else:
+                holders[port].append((service, name))
+        for port, named in sorted(holders.items()):
+            if len(named) > 1 and {service for service, _ in named} != {"Kafka"}:
+                users = ", ".join(f"{service} ({name})" for service, name in named)
+                yield Finding(cite("KF-04"), f"port {port} is bound by {users}",
+                              "give each its own port", (host,))
 
 
 def misspelt_variables(view: InventoryView) -> Iterator[Finding]:
@@ -458,12 +663,27 @@ RULES: tuple[Rule, ...] = (
     dedicated_hosts,
     role_inputs,
     misspelt_variables,
+    line_breaks,
+    jvm_options,
+    host_ports,
+    topic_replication,
 )
 
 
 def check(view: InventoryView) -> list[Finding]:
-    """Every finding of every rule, errors first, in a stable order."""
-    findings = [finding for rule in RULES for finding in rule(view)]
+    """Every finding of every rule, errors first, in a stable order.
+
+    The types come first: a rule that reads a value of the wrong type may fail on it, and then
+    adds nothing to the finding that already names that value.
+    """
+    typed = list(input_types(view))
+    findings = list(typed)
+    for rule in RULES:
+        try:
+            findings += rule(view)
+        except (TypeError, ValueError):
+            if not typed:
+                raise  # with every input well typed, a failing rule is a bug to report
     return sorted(findings, key=lambda f: f.severity != "error")
 
 

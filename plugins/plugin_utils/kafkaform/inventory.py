@@ -28,7 +28,11 @@ class TemplatedVars(Mapping[str, Any]):
         self._templar = templar
 
     def __getitem__(self, key: str) -> Any:
-        return self._templar.template(self._raw[key])
+        value = self._raw[key]
+        if value is None or isinstance(value, (bool, int, float)) or (
+                isinstance(value, str) and "{" not in value):
+            return value  # nothing to template: the templar's answer would be the value itself
+        return self._templar.template(value)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)

@@ -36,6 +36,9 @@ class InventoryView:
 
     groups: Mapping[str, Sequence[str]]
     hostvars: Mapping[str, Mapping[str, Any]]
+    #: cluster_var's answers: a setting unset everywhere costs a pass over every host, and the
+    #: model asks for some once per broker.
+    _cluster_values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def members(self, group: str) -> list[str]:
         return list(self.groups.get(group, ()))
@@ -54,10 +57,13 @@ class InventoryView:
 
     def cluster_var(self, key: str, default: Any = None) -> Any:
         """A cluster-wide setting: the first value found on a cluster host (checks ensure one)."""
-        for host in self.cluster_hosts():
-            value = self.var(host, key)
-            if value is not None:
-                return value
+        if key not in self._cluster_values:
+            self._cluster_values[key] = next(
+                (value for host in self.cluster_hosts()
+                 if (value := self.var(host, key)) is not None), None)
+        value = self._cluster_values[key]
+        if value is not None:
+            return value
         return role_default(key) if default is None else default
 
 

@@ -163,8 +163,9 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("KB-02", "Every broker has its own kafka_broker_id",
          "broker.id is the broker's identity in ZooKeeper and in every partition's replica list; "
          "two brokers with one id fight over it, and a changed id orphans the broker's data.",
-         "Set kafka_broker_id, a unique non-negative integer, in each broker's host_vars; it is "
-         "never defaulted.",
+         "Set kafka_broker_id, a unique integer from 0 to reserved.broker.max.id (1000 unless "
+         "kafka_broker_extra_properties raises it; the ids above are Kafka's generated ones), in "
+         "each broker's host_vars; it is never defaulted.",
          (PREFLIGHT,)),
     Rule("KB-03", "Brokers run as the kafka system user and listen on kafka_broker_port",
          "An unprivileged user of its own limits what a compromised broker can touch; one known "
@@ -281,17 +282,17 @@ CATALOGUE: tuple[Rule, ...] = (
          "replicas than there are brokers.",
          "Set kafka_default_replication_factor (3 by default) to at most the number of brokers, "
          "or add brokers.",
-         (PREFLIGHT,)),
+         (PREFLIGHT, TOPIC_PLAN)),
     Rule("TR-02", "min.insync.replicas at least 1 and below the replication factor",
          "Equal to the replication factor, one broker down stops every acks=all write and no "
          "rolling restart is possible.",
          "Set kafka_min_insync_replicas to the replication factor less one (2 for 3).",
-         (PREFLIGHT,)),
+         (PREFLIGHT, TOPIC_PLAN)),
     Rule("TR-03", "No unclean leader election",
          "A replica that is not in sync, elected leader, loses every write it had not copied.",
          "Nothing to set: the cluster model writes unclean.leader.election.enable=false, and an "
-         "extra property may not contradict it.",
-         DOCUMENTED_ONLY),
+         "extra property or topic config may contradict it.",
+         (TOPIC_PLAN,)),
     Rule("TR-04", "Topics are declared in the inventory, never created on first use",
          "An auto-created topic gets default partitions and configs nobody chose; declared ones "
          "are reviewed and converged.",
@@ -310,6 +311,12 @@ CATALOGUE: tuple[Rule, ...] = (
          "names.",
          "Rename the topic in kafka_topics (and spark_pipeline_topic).",
          (TOPIC_PLAN, PIPELINE_SETTINGS)),
+    Rule("TR-07", "Topic configs are ones Kafka knows, with values it accepts",
+         "Kafka refuses an unknown config or a bad value only when the run reaches the topic, "
+         "after the brokers were restarted; a misspelt key would otherwise never take effect.",
+         "Use the topic configs of the Kafka release "
+         "(https://kafka.apache.org/39/documentation.html#topicconfigs) with valid values.",
+         (TOPIC_PLAN,)),
     # Kafka clients
     Rule("CL-01", "Producers are idempotent",
          "A send retried after a lost acknowledgement would otherwise write the record twice.",
@@ -457,6 +464,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "cache; -Xms equal to -Xmx avoids resizing.",
          "Set kafka_broker_heap_mb (5120 by default; at least 128, for a lab only).",
          (BROKER_SETTINGS,)),
+    Rule("JV-04", "No debugger or JMX options among the extra JVM options",
+         "-agentlib:jdwp runs whatever code its port receives, and com.sun.management.jmxremote "
+         "options bypass the password and TLS of the role's own JMX setting (SE-05).",
+         "Remove them from kafka_broker_jvm_extra_opts, zookeeper_jvm_extra_opts and the "
+         "defaultJavaOptions of spark_node_defaults_extra; for JMX set kafka_broker_jmx_enabled "
+         "with kafka_broker_jmx_password.",
+         (PREFLIGHT,)),
     # Security
     Rule("SE-01", "Every Kafka listener speaks TLS: clients SASL_SSL with SCRAM-SHA-512, brokers "
          "to each other over mutually authenticated TLS",
@@ -591,6 +605,11 @@ CATALOGUE: tuple[Rule, ...] = (
          "A misspelt variable is ignored without a word: its role falls back to the default the "
          "operator meant to change.",
          "Rename it to the input the finding names, or remove it.",
+         (PREFLIGHT,)),
+    Rule("KF-04", "No two services of a host bind the same port",
+         "The second service to start would fail on a host, after the run has changed it; a "
+         "port that is not a number in 1-65535 fails the same way.",
+         "Give each service on the host its own ports (the finding names the settings).",
          (PREFLIGHT,)),
 )
 

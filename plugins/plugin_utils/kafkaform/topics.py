@@ -8,6 +8,7 @@ both are refused with a message, never skipped silently.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -71,8 +72,132 @@ def declared_problems(declared: Any) -> list[str]:
             value = topic.get(key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"topic {name}: {key} must be a positive integer")
-        if not isinstance(topic.get("configs", {}) or {}, Mapping):
+        configs = topic.get("configs", {}) or {}
+        if not isinstance(configs, Mapping):
             problems.append(f"topic {name}: configs must be a mapping")
+        else:
+            problems += [f"topic {name}: {problem} ({cite('TR-07')})"
+                         for problem in config_problems(configs)]
+    return problems
+
+
+def replication_problems(declared: Sequence[Mapping[str, Any]], brokers: int,
+                         min_insync: int | None) -> list[tuple[str, str, str]]:
+    """Each declared topic's replication against the cluster: ``(rule, problem, fix)``.
+
+    ``min_insync`` is the cluster's min.insync.replicas, which a topic's own config overrides;
+    None leaves the topics that do not set their own unchecked.
+    """
+    found = []
+    for topic in declared:
+        name, rf = topic["name"], topic["replication_factor"]
+        configs = topic.get("configs") or {}
+        if rf > brokers:
+            found.append((cite("TR-01"), f"topic {name} has replication_factor {rf}, above the "
+                          f"{brokers} brokers", f"set its replication_factor to at most {brokers}"))
+        isr_raw = configs.get("min.insync.replicas", min_insync)
+        isr = int(isr_raw) if isr_raw is not None and str(isr_raw).isdigit() else None
+        if isr is not None and rf > 1 and isr >= rf:
+            found.append((cite("TR-02"), f"topic {name} has min.insync.replicas {isr} with "
+                          f"replication_factor {rf}: one replica down stops its acks=all writes",
+                          f"set its min.insync.replicas to {rf - 1} or raise its replication "
+                          "factor"))
+        elif isr is not None and rf == 1 and isr > 1:
+            found.append((cite("TR-02"), f"topic {name} has replication_factor 1 and "
+                          f"min.insync.replicas {isr}: no acks=all write can ever succeed",
+                          "set its replication_factor to 3, or its min.insync.replicas to 1"))
+        if _text(configs.get("unclean.leader.election.enable", "false")) == "true":
+            found.append((cite("TR-03"), f"topic {name} enables unclean leader election: a "
+                          "replica out of sync may become leader and drop acknowledged records",
+                          "remove unclean.leader.election.enable from its configs"))
+    return found
+
+
+def _number(low: float, high: float = float("inf"), *, integer: bool = True) -> Any:
+    def valid(value: str) -> str | None:
+        try:
+            number = int(value) if integer else float(value)
+        except ValueError:
+            return f"not {'an integer' if integer else 'a number'}"
+        if not low <= number <= high:
+            bounds = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
+            return f"out of range ({bounds})"
+        return None
+    return valid
+
+
+def _one_of(*choices: str, listed: bool = False) -> Any:
+    def valid(value: str) -> str | None:
+        items = [item.strip() for item in value.split(",")] if listed else [value]
+        wrong = [item for item in items if item not in choices]
+        return f"not one of {', '.join(choices)}" if wrong or not items else None
+    return valid
+
+
+def _replica_list(value: str) -> str | None:
+    if value in ("", "*") or re.fullmatch(r"\d+:\d+(,\d+:\d+)*", value):
+        return None
+    return "not '*' or a list of partition:broker pairs"
+
+
+_BOOL = _one_of("true", "false")
+_LONG = 2**63 - 1
+_INT = 2**31 - 1
+
+#: Kafka 3.9's topic-level configs and what each accepts (TopicConfig and LogConfig of the
+#: release: https://kafka.apache.org/39/documentation.html#topicconfigs).
+TOPIC_CONFIGS: dict[str, Any] = {
+    "cleanup.policy": _one_of("delete", "compact", listed=True),
+    "compression.gzip.level": _number(-1, 9),
+    "compression.lz4.level": _number(1, 17),
+    "compression.type": _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    "compression.zstd.level": _number(-131072, 22),
+    "delete.retention.ms": _number(0, _LONG),
+    "file.delete.delay.ms": _number(0, _LONG),
+    "flush.messages": _number(1, _LONG),
+    "flush.ms": _number(0, _LONG),
+    "follower.replication.throttled.replicas": _replica_list,
+    "index.interval.bytes": _number(0, _INT),
+    "leader.replication.throttled.replicas": _replica_list,
+    "local.retention.bytes": _number(-2, _LONG),
+    "local.retention.ms": _number(-2, _LONG),
+    "max.compaction.lag.ms": _number(1, _LONG),
+    "max.message.bytes": _number(0, _INT),
+    "message.downconversion.enable": _BOOL,
+    "message.timestamp.after.max.ms": _number(0, _LONG),
+    "message.timestamp.before.max.ms": _number(0, _LONG),
+    "message.timestamp.difference.max.ms": _number(0, _LONG),
+    "message.timestamp.type": _one_of("CreateTime", "LogAppendTime"),
+    "min.cleanable.dirty.ratio": _number(0, 1, integer=False),
+    "min.compaction.lag.ms": _number(0, _LONG),
+    "min.insync.replicas": _number(1, _INT),
+    "preallocate": _BOOL,
+    "remote.log.copy.disable": _BOOL,
+    "remote.log.delete.on.disable": _BOOL,
+    "remote.storage.enable": _BOOL,
+    "retention.bytes": _number(-1, _LONG),
+    "retention.ms": _number(-1, _LONG),
+    "segment.bytes": _number(14, _INT),
+    "segment.index.bytes": _number(4, _INT),
+    "segment.jitter.ms": _number(0, _LONG),
+    "segment.ms": _number(1, _LONG),
+    "unclean.leader.election.enable": _BOOL,
+}
+
+
+def config_problems(configs: Mapping[Any, Any]) -> list[str]:
+    """Configs Kafka does not know as topic configs, or values it would refuse."""
+    problems = []
+    for key, value in configs.items():
+        check = TOPIC_CONFIGS.get(str(key))
+        if check is None:
+            close = difflib.get_close_matches(str(key), TOPIC_CONFIGS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(f"{key} is not a topic config of Kafka{hint}")
+            continue
+        wrong = check(_text(value).strip())
+        if wrong:
+            problems.append(f"{key}={_text(value)!r} is {wrong}")
     return problems
 
 
