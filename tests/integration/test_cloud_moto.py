@@ -62,13 +62,15 @@ def ec2(endpoint: str) -> Any:
     return client
 
 
-def write_spec(ec2: Any, tmp_path: Path, name: str, brokers: int = 6) -> tuple[Path, Spec]:
+def write_spec(ec2: Any, tmp_path: Path, name: str, brokers: int = 6,
+               **fields: Any) -> tuple[Path, Spec]:
+    """The example spec as cluster ``name`` in a new VPC, with ``fields`` replacing its own."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     zones = [{"name": zone, "subnet": ec2.create_subnet(
         VpcId=vpc, CidrBlock=f"10.0.{index}.0/24", AvailabilityZone=zone)["Subnet"]["SubnetId"]}
         for index, zone in enumerate(ZONES)]
     data = yaml.safe_load((Path(__file__).parents[2] / "inventory/aws/cluster.yml").read_text())
-    data.update(name=name, zones=zones)
+    data.update(name=name, zones=zones, **fields)
     data["groups"]["kafka_broker"]["count"] = brokers
     path = tmp_path / "cluster.yml"
     path.write_text(yaml.safe_dump(data))
@@ -254,3 +256,37 @@ def test_missing_subnet_is_a_clear_error(ec2: Any, tmp_path: Path,
     err = capsys.readouterr().err
     assert "subnet subnet-0000000000000dead (zone eu-west-1a) does not exist" in err
     assert tagged(ec2, "eta") == {"instances": [], "volumes": [], "groups": []}
+
+
+def described(ec2: Any, name: str) -> dict[str, list[dict[str, Any]]]:
+    """The cluster's live instances, volumes and security groups as EC2 describes them."""
+    flt = [{"Name": f"tag:{provision.CLUSTER_TAG}", "Values": [name]}]
+    return {
+        "instances": [i for r in ec2.describe_instances(Filters=flt)["Reservations"]
+                      for i in r["Instances"] if i["State"]["Name"] != "terminated"],
+        "volumes": ec2.describe_volumes(Filters=flt)["Volumes"],
+        "groups": ec2.describe_security_groups(Filters=flt)["SecurityGroups"],
+    }
+
+
+def test_ipv6_cidrs_land_in_ipv6_ranges(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "sixes", brokers=3,
+                         admin_cidrs=["10.0.0.0/24", "fd00:1::/64"],
+                         client_cidrs=["10.0.0.0/16", "2001:DB8:10::/48"])
+    provision.up(ec2, spec, waiter_delay=1)
+    groups = {provision.tags_of(g)[provision.ID_TAG]: g["IpPermissions"]
+              for g in described(ec2, "sixes")["groups"]}
+
+    def sources(role: str, port: int, ranges: str, key: str) -> list[str]:
+        return sorted(r[key] for p in groups[role] if p.get("FromPort") == port
+                      for r in p.get(ranges, []))
+
+    assert sources(model.KAFKA_BROKER, 9092, "Ipv6Ranges", "CidrIpv6") == ["2001:db8:10::/48"]
+    assert sources(model.KAFKA_BROKER, 9092, "IpRanges", "CidrIp") == ["10.0.0.0/16"]
+    for role in groups:
+        assert sources(role, 22, "Ipv6Ranges", "CidrIpv6") == ["fd00:1::/64"]
+        assert sources(role, 22, "IpRanges", "CidrIp") == ["10.0.0.0/24"]
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []
+    assert provision.plan(ec2, spec) == []

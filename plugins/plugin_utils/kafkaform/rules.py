@@ -53,6 +53,7 @@ TOPIC_PLAN = f"{_PKG}/topics.py"
 OS_TUNING_LIVE = f"{_PKG}/verify/test_os_tuning.py"
 USERS_AND_ACLS = f"{_PKG}/acls.py"
 KAFKA_LIVE = f"{_PKG}/verify/test_kafka_broker.py"
+CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
 
 
 @dataclass(frozen=True)
@@ -524,6 +525,21 @@ CATALOGUE: tuple[Rule, ...] = (
          "move the clients to the CLIENT listener; remove it, run. Each run refuses to skip a "
          "step.",
          (PREFLIGHT, f"{_PKG}/security_steps.py")),
+    Rule("SE-11", "A cloud cluster's admin_cidrs never cover the whole Internet, alone or "
+         "together",
+         "SSH and ZooKeeper's client port are open to admin_cidrs; blocks that together cover "
+         "0.0.0.0/0 or ::/0 (0.0.0.0/1 and 128.0.0.0/1, say) open them to anyone as surely as "
+         "0.0.0.0/0 itself.",
+         "List the administrators' networks (a VPN's or office's range) in admin_cidrs.",
+         (CLOUD_SPEC,)),
+    Rule("SE-12", "A cloud cluster's client_cidrs cover the whole Internet only when the spec "
+         "says allow_public_clients: true",
+         "Kafka's client port is open to client_cidrs; a public broker is a decision to take "
+         "once and on purpose, not the side effect of a list of blocks that happen to add up "
+         "to 0.0.0.0/0 or ::/0.",
+         "List the clients' networks in client_cidrs, or set allow_public_clients: true in the "
+         "spec when the brokers are meant to serve the Internet.",
+         (CLOUD_SPEC,)),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "
@@ -625,6 +641,8 @@ def checker(path: str) -> str:
         return "live-host tests"
     if path.startswith("benchmarks/"):
         return "drills"
+    if "/cloud/" in path:
+        return "kafkaform cloud"
     return path
 
 
