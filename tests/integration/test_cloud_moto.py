@@ -20,7 +20,7 @@ import yaml
 
 from kafkaform import model
 from kafkaform.cli import main
-from kafkaform.cloud import provision
+from kafkaform.cloud import inventory, provision
 from kafkaform.cloud.placement import place
 from kafkaform.cloud.spec import Spec, parse
 
@@ -290,3 +290,60 @@ def test_ipv6_cidrs_land_in_ipv6_ranges(ec2: Any, tmp_path: Path) -> None:
     assert provision.up(ec2, spec, waiter_delay=1) == []
     assert counter.mutating == []
     assert provision.plan(ec2, spec) == []
+
+
+def test_up_encrypts_volumes_and_requires_imdsv2(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "secure", brokers=3, kms_key_id="alias/kafkaform")
+    provision.up(ec2, spec, waiter_delay=1)
+    found = described(ec2, "secure")
+    assert len(found["instances"]) == len(place(spec))
+    for instance in found["instances"]:
+        options = instance["MetadataOptions"]
+        assert (options["HttpTokens"], options["HttpEndpoint"],
+                options["HttpPutResponseHopLimit"]) == ("required", "enabled", 1)
+    # 3 members x 1 volume + 3 brokers x 2 volumes.
+    assert len(found["volumes"]) == 9
+    assert {(v["Encrypted"], v["KmsKeyId"]) for v in found["volumes"]} == {
+        (True, "alias/kafkaform")}
+    counter = provision.CallCounter().attach(ec2)
+    warnings: list[str] = []
+    assert provision.up(ec2, spec, waiter_delay=1, warn=warnings.append) == []
+    assert counter.mutating == [] and warnings == []
+    assert provision.plan(ec2, spec) == []
+
+
+def test_insecure_resources_found_are_kept_and_reported(ec2: Any, tmp_path: Path) -> None:
+    path, spec = write_spec(ec2, tmp_path, "legacy", brokers=3)
+    host = place(spec)[0]
+    volume = inventory.volumes(spec, host)[0]
+    # Made as an older kafkaform made them: no encryption, IMDSv1 allowed.
+    old_volume = ec2.create_volume(
+        AvailabilityZone=host.zone, Size=volume.size_gb, VolumeType=volume.type,
+        TagSpecifications=provision.tag_spec(spec, "volume", host.group, volume.id,
+                                             {provision.HOST_TAG: host.name}))["VolumeId"]
+    old_instance = ec2.run_instances(
+        ImageId=spec.image, InstanceType=host.instance_type, MinCount=1, MaxCount=1,
+        SubnetId=spec.zone(host.zone).subnet, MetadataOptions={"HttpTokens": "optional"},
+        TagSpecifications=provision.tag_spec(spec, "instance", host.group, host.name),
+    )["Instances"][0]["InstanceId"]
+    planned = {(c.action, c.kind, c.name) for c in provision.plan(ec2, spec)}
+    assert ("create", "volume", volume.id) not in planned
+    assert ("create", "instance", host.name) not in planned
+    assert ("attach", "volume", volume.id) in planned
+    cli_plan = run_cli("cloud", "plan", "--spec", str(path))
+    assert cli_plan.returncode == 0, cli_plan.stderr
+    assert f"warning: volume {volume.id} ({old_volume}) is not encrypted (SE-13)" \
+        in cli_plan.stderr
+    assert f"warning: instance {host.name} ({old_instance}) does not require IMDSv2 tokens " \
+        "(SE-14)" in cli_plan.stderr
+    warnings: list[str] = []
+    provision.up(ec2, spec, waiter_delay=1, warn=warnings.append)
+    assert [w.split(" (")[0] for w in warnings] == [f"volume {volume.id}", f"instance {host.name}"]
+    kept = ec2.describe_volumes(VolumeIds=[old_volume])["Volumes"][0]
+    assert kept["Encrypted"] is False
+    assert kept["Attachments"][0]["InstanceId"] == old_instance
+    others = [v for v in described(ec2, "legacy")["volumes"] if v["VolumeId"] != old_volume]
+    assert others and all(v["Encrypted"] for v in others)
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []

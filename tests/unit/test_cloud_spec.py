@@ -68,6 +68,7 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("isr", lambda d: d["settings"].update(kafka_min_insync_replicas=3), "preflight TR-02"),
     ("public clients flag not a boolean", lambda d: d.update(allow_public_clients="yes"),
      "allow_public_clients: is 'yes', not true or false"),
+    ("kms key", lambda d: d.update(kms_key_id="my key"), "'my key' is not a KMS key id"),
 ]
 
 ADMIN = "opens SSH and ZooKeeper's client port to the whole Internet (SE-11). Fix: list only"
@@ -119,6 +120,9 @@ ACCEPTED: list[tuple[str, Callable[[dict[str, Any]], None], dict[str, Any]]] = [
     ("public IPv6 clients allowed, split",
      lambda d: d.update(client_cidrs=["::/1", "8000::/1"], allow_public_clients=True),
      {"client_cidrs": ("::/1", "8000::/1"), "allow_public_clients": True}),
+    ("kms alias", lambda d: d.update(kms_key_id="alias/kafkaform"),
+     {"kms_key_id": "alias/kafkaform"}),
+    ("default kms key", lambda d: None, {"kms_key_id": None}),
 ]
 
 

@@ -43,6 +43,10 @@ INTERNET_V4 = ipaddress.IPv4Network("0.0.0.0/0")
 INTERNET_V6 = ipaddress.IPv6Network("::/0")
 _Network = TypeVar("_Network", ipaddress.IPv4Network, ipaddress.IPv6Network)
 
+#: A KMS key as EC2 takes it: key id, multi-Region key id, alias, or the ARN of either.
+KMS_KEY = re.compile(r"^(arn:aws[a-z-]*:kms:\S+|alias/[\w/+=,.@-]+|mrk-[0-9a-f]{32}|"
+                     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+
 
 class SpecError(Exception):
     """A spec that cannot be used; ``problems`` lists every one, each with its fix."""
@@ -90,6 +94,8 @@ class Spec:
     ssh_user: str = "admin"
     #: client_cidrs may cover the whole Internet (SE-12).
     allow_public_clients: bool = False
+    #: The KMS key encrypting the EBS volumes; None: the account's default key for EBS (SE-13).
+    kms_key_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     #: Cluster settings written to group_vars/all (kafka_default_replication_factor, ...).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -261,6 +267,17 @@ def _group(reader: _Reader, name: str, raw: Any) -> Group | None:
     return Group(name, count, instance_type, tuple(volumes))
 
 
+def _kms_key(reader: _Reader, data: Mapping[str, Any]) -> str | None:
+    if data.get("kms_key_id") is None:
+        return None
+    key = reader.text(data, "kms_key_id", "", "name a KMS key, or remove kms_key_id to use the "
+                      "account's default EBS key")
+    if key and not KMS_KEY.match(key):
+        reader.fail("kms_key_id", f"{key!r} is not a KMS key id, alias or ARN",
+                    "write a key id (1234abcd-...), an alias (alias/NAME) or a key ARN")
+    return key or None
+
+
 def parse(data: Any, source: str = "spec") -> Spec:
     """A validated :class:`Spec` from raw YAML data; raises :class:`SpecError` with every problem.
 
@@ -328,6 +345,7 @@ def parse(data: Any, source: str = "spec") -> Spec:
         reader.internet_refused("client_cidrs", clients, cite("SE-12"), "Kafka's client port",
                                 "list only the clients' networks, or set "
                                 "allow_public_clients: true if the brokers are meant to be public")
+    kms_key_id = _kms_key(reader, data)
     tags = data.get("tags", {}) or {}
     if not isinstance(tags, Mapping):
         reader.fail("tags", f"is {tags!r}", "declare a mapping of tag keys to values")
@@ -341,7 +359,7 @@ def parse(data: Any, source: str = "spec") -> Spec:
         reader.fail("settings", f"is {settings!r}", "declare a mapping of cluster settings")
         settings = {}
     known = {"name", "region", "zones", "groups", "image", "key_pair", "admin_cidrs",
-             "client_cidrs", "allow_public_clients", "ssh_user", "tags", "settings"}
+             "client_cidrs", "allow_public_clients", "kms_key_id", "ssh_user", "tags", "settings"}
     for key in sorted(set(data) - known):
         reader.fail(str(key), "is not a spec field", f"use {', '.join(sorted(known))}")
 
@@ -354,7 +372,7 @@ def parse(data: Any, source: str = "spec") -> Spec:
         raise SpecError(source, reader.problems)
     spec = Spec(name=name, region=region, zones=tuple(zones), groups=tuple(groups), image=image,
                 key_pair=key_pair, admin_cidrs=admin, client_cidrs=clients, ssh_user=ssh_user,
-                allow_public_clients=public_clients,
+                allow_public_clients=public_clients, kms_key_id=kms_key_id,
                 tags={str(k): str(v) for k, v in tags.items()}, settings=dict(settings))
     preflight(spec, source)
     return spec
