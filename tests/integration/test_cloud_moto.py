@@ -20,7 +20,7 @@ import yaml
 
 from kafkaform import model
 from kafkaform.cli import main
-from kafkaform.cloud import provision
+from kafkaform.cloud import inventory, provision
 from kafkaform.cloud.placement import place
 from kafkaform.cloud.spec import Spec, parse
 
@@ -62,13 +62,15 @@ def ec2(endpoint: str) -> Any:
     return client
 
 
-def write_spec(ec2: Any, tmp_path: Path, name: str, brokers: int = 6) -> tuple[Path, Spec]:
+def write_spec(ec2: Any, tmp_path: Path, name: str, brokers: int = 6,
+               **fields: Any) -> tuple[Path, Spec]:
+    """The example spec as cluster ``name`` in a new VPC, with ``fields`` replacing its own."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     zones = [{"name": zone, "subnet": ec2.create_subnet(
         VpcId=vpc, CidrBlock=f"10.0.{index}.0/24", AvailabilityZone=zone)["Subnet"]["SubnetId"]}
         for index, zone in enumerate(ZONES)]
     data = yaml.safe_load((Path(__file__).parents[2] / "inventory/aws/cluster.yml").read_text())
-    data.update(name=name, zones=zones)
+    data.update(name=name, zones=zones, **fields)
     data["groups"]["kafka_broker"]["count"] = brokers
     path = tmp_path / "cluster.yml"
     path.write_text(yaml.safe_dump(data))
@@ -254,3 +256,94 @@ def test_missing_subnet_is_a_clear_error(ec2: Any, tmp_path: Path,
     err = capsys.readouterr().err
     assert "subnet subnet-0000000000000dead (zone eu-west-1a) does not exist" in err
     assert tagged(ec2, "eta") == {"instances": [], "volumes": [], "groups": []}
+
+
+def described(ec2: Any, name: str) -> dict[str, list[dict[str, Any]]]:
+    """The cluster's live instances, volumes and security groups as EC2 describes them."""
+    flt = [{"Name": f"tag:{provision.CLUSTER_TAG}", "Values": [name]}]
+    return {
+        "instances": [i for r in ec2.describe_instances(Filters=flt)["Reservations"]
+                      for i in r["Instances"] if i["State"]["Name"] != "terminated"],
+        "volumes": ec2.describe_volumes(Filters=flt)["Volumes"],
+        "groups": ec2.describe_security_groups(Filters=flt)["SecurityGroups"],
+    }
+
+
+def test_ipv6_cidrs_land_in_ipv6_ranges(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "sixes", brokers=3,
+                         admin_cidrs=["10.0.0.0/24", "fd00:1::/64"],
+                         client_cidrs=["10.0.0.0/16", "2001:DB8:10::/48"])
+    provision.up(ec2, spec, waiter_delay=1)
+    groups = {provision.tags_of(g)[provision.ID_TAG]: g["IpPermissions"]
+              for g in described(ec2, "sixes")["groups"]}
+
+    def sources(role: str, port: int, ranges: str, key: str) -> list[str]:
+        return sorted(r[key] for p in groups[role] if p.get("FromPort") == port
+                      for r in p.get(ranges, []))
+
+    assert sources(model.KAFKA_BROKER, 9092, "Ipv6Ranges", "CidrIpv6") == ["2001:db8:10::/48"]
+    assert sources(model.KAFKA_BROKER, 9092, "IpRanges", "CidrIp") == ["10.0.0.0/16"]
+    for role in groups:
+        assert sources(role, 22, "Ipv6Ranges", "CidrIpv6") == ["fd00:1::/64"]
+        assert sources(role, 22, "IpRanges", "CidrIp") == ["10.0.0.0/24"]
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []
+    assert provision.plan(ec2, spec) == []
+
+
+def test_up_encrypts_volumes_and_requires_imdsv2(ec2: Any, tmp_path: Path) -> None:
+    _, spec = write_spec(ec2, tmp_path, "secure", brokers=3, kms_key_id="alias/kafkaform")
+    provision.up(ec2, spec, waiter_delay=1)
+    found = described(ec2, "secure")
+    assert len(found["instances"]) == len(place(spec))
+    for instance in found["instances"]:
+        options = instance["MetadataOptions"]
+        assert (options["HttpTokens"], options["HttpEndpoint"],
+                options["HttpPutResponseHopLimit"]) == ("required", "enabled", 1)
+    # 3 members x 1 volume + 3 brokers x 2 volumes.
+    assert len(found["volumes"]) == 9
+    assert {(v["Encrypted"], v["KmsKeyId"]) for v in found["volumes"]} == {
+        (True, "alias/kafkaform")}
+    counter = provision.CallCounter().attach(ec2)
+    warnings: list[str] = []
+    assert provision.up(ec2, spec, waiter_delay=1, warn=warnings.append) == []
+    assert counter.mutating == [] and warnings == []
+    assert provision.plan(ec2, spec) == []
+
+
+def test_insecure_resources_found_are_kept_and_reported(ec2: Any, tmp_path: Path) -> None:
+    path, spec = write_spec(ec2, tmp_path, "legacy", brokers=3)
+    host = place(spec)[0]
+    volume = inventory.volumes(spec, host)[0]
+    # Made as an older kafkaform made them: no encryption, IMDSv1 allowed.
+    old_volume = ec2.create_volume(
+        AvailabilityZone=host.zone, Size=volume.size_gb, VolumeType=volume.type,
+        TagSpecifications=provision.tag_spec(spec, "volume", host.group, volume.id,
+                                             {provision.HOST_TAG: host.name}))["VolumeId"]
+    old_instance = ec2.run_instances(
+        ImageId=spec.image, InstanceType=host.instance_type, MinCount=1, MaxCount=1,
+        SubnetId=spec.zone(host.zone).subnet, MetadataOptions={"HttpTokens": "optional"},
+        TagSpecifications=provision.tag_spec(spec, "instance", host.group, host.name),
+    )["Instances"][0]["InstanceId"]
+    planned = {(c.action, c.kind, c.name) for c in provision.plan(ec2, spec)}
+    assert ("create", "volume", volume.id) not in planned
+    assert ("create", "instance", host.name) not in planned
+    assert ("attach", "volume", volume.id) in planned
+    cli_plan = run_cli("cloud", "plan", "--spec", str(path))
+    assert cli_plan.returncode == 0, cli_plan.stderr
+    assert f"warning: volume {volume.id} ({old_volume}) is not encrypted (SE-13)" \
+        in cli_plan.stderr
+    assert f"warning: instance {host.name} ({old_instance}) does not require IMDSv2 tokens " \
+        "(SE-14)" in cli_plan.stderr
+    warnings: list[str] = []
+    provision.up(ec2, spec, waiter_delay=1, warn=warnings.append)
+    assert [w.split(" (")[0] for w in warnings] == [f"volume {volume.id}", f"instance {host.name}"]
+    kept = ec2.describe_volumes(VolumeIds=[old_volume])["Volumes"][0]
+    assert kept["Encrypted"] is False
+    assert kept["Attachments"][0]["InstanceId"] == old_instance
+    others = [v for v in described(ec2, "legacy")["volumes"] if v["VolumeId"] != old_volume]
+    assert others and all(v["Encrypted"] for v in others)
+    counter = provision.CallCounter().attach(ec2)
+    assert provision.up(ec2, spec, waiter_delay=1) == []
+    assert counter.mutating == []

@@ -53,6 +53,8 @@ TOPIC_PLAN = f"{_PKG}/topics.py"
 OS_TUNING_LIVE = f"{_PKG}/verify/test_os_tuning.py"
 USERS_AND_ACLS = f"{_PKG}/acls.py"
 KAFKA_LIVE = f"{_PKG}/verify/test_kafka_broker.py"
+CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
+CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
 
 @dataclass(frozen=True)
@@ -538,6 +540,39 @@ CATALOGUE: tuple[Rule, ...] = (
          "move the clients to the CLIENT listener; remove it, run. Each run refuses to skip a "
          "step.",
          (PREFLIGHT, f"{_PKG}/security_steps.py")),
+    Rule("SE-11", "A cloud cluster's admin_cidrs never cover the whole Internet, alone or "
+         "together",
+         "SSH and ZooKeeper's client port are open to admin_cidrs; blocks that together cover "
+         "0.0.0.0/0 or ::/0 (0.0.0.0/1 and 128.0.0.0/1, say) open them to anyone as surely as "
+         "0.0.0.0/0 itself.",
+         "List the administrators' networks (a VPN's or office's range) in admin_cidrs.",
+         (CLOUD_SPEC,)),
+    Rule("SE-12", "A cloud cluster's client_cidrs cover the whole Internet only when the spec "
+         "says allow_public_clients: true",
+         "Kafka's client port is open to client_cidrs; a public broker is a decision to take "
+         "once and on purpose, not the side effect of a list of blocks that happen to add up "
+         "to 0.0.0.0/0 or ::/0.",
+         "List the clients' networks in client_cidrs, or set allow_public_clients: true in the "
+         "spec when the brokers are meant to serve the Internet.",
+         (CLOUD_SPEC,)),
+    Rule("SE-13", "Every EBS volume kafkaform creates is encrypted",
+         "Kafka's logs and ZooKeeper's transaction log hold the cluster's data; an unencrypted "
+         "volume exposes them in every snapshot and to anyone who can attach it "
+         "(https://docs.aws.amazon.com/ebs/latest/userguide/ebs-encryption.html).",
+         "Nothing to set: volumes are created with Encrypted=true, under the spec's kms_key_id "
+         "or the account's aws/ebs key. An unencrypted volume found by its tags is kept (its "
+         "data is not lost) and reported by plan and up: copy its data onto an encrypted "
+         "volume (an encrypted copy of a snapshot) and replace it by hand.",
+         (CLOUD_PROVISION,)),
+    Rule("SE-14", "Every instance kafkaform creates requires IMDSv2 session tokens",
+         "With IMDSv1 a server-side request forgery on the host reads the instance role's "
+         "credentials with one GET; IMDSv2 needs a PUT for a token, limited here to one hop "
+         "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/"
+         "configuring-instance-metadata-service.html).",
+         "Nothing to set: instances are launched with HttpTokens=required and a hop limit of "
+         "1. An instance found without it is reported by plan and up: require tokens with "
+         "aws ec2 modify-instance-metadata-options --http-tokens required.",
+         (CLOUD_PROVISION,)),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "
@@ -644,6 +679,8 @@ def checker(path: str) -> str:
         return "live-host tests"
     if path.startswith("benchmarks/"):
         return "drills"
+    if "/cloud/" in path:
+        return "kafkaform cloud"
     return path
 
 

@@ -68,8 +68,8 @@ def plan_command(args: argparse.Namespace, spec: Spec) -> int:
     client = ec2_client(spec)
     counter = provision.CallCounter().attach(client)
     seen = provision.observe(client, spec)
-    for stray in provision.strays(spec, seen):
-        say(f"warning: {stray}")
+    for problem in provision.warnings(spec, seen):
+        say(f"warning: {problem}")
     changes = provision.plan(client, spec, seen)
     for change in changes:
         print(change.text())

@@ -17,6 +17,7 @@ Credentials
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from ..cloud import inventory
 from ..cloud.placement import Host, place
 from ..cloud.spec import Spec
 from ..defaults import role_default
+from ..rules import cite
 
 CLUSTER_TAG = "kafkaform:cluster"
 ROLE_TAG = "kafkaform:role"
@@ -42,6 +44,12 @@ LIVE_STATES = ("pending", "running", "stopping", "stopped")
 
 #: One ingress rule: protocol, first port, last port, and source ("cidr:..." or "sg:<role>").
 Rule = tuple[str, int, int, str]
+
+#: Every instance requires IMDSv2 session tokens (SE-14); a hop limit of 1 keeps the token from
+#: bridged containers on the host. See
+#: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-service.html
+METADATA_OPTIONS = {"HttpTokens": "required", "HttpEndpoint": "enabled",
+                    "HttpPutResponseHopLimit": 1}
 
 
 class ProvisionError(Exception):
@@ -210,10 +218,19 @@ def existing_rules(sg: Mapping[str, Any], ids: Mapping[str, str]) -> set[Rule]:
     for perm in sg.get("IpPermissions", []):
         proto, low, high = perm.get("IpProtocol"), perm.get("FromPort", 0), perm.get("ToPort", 0)
         for cidr in perm.get("IpRanges", []):
-            rules.add((proto, low, high, f"cidr:{cidr['CidrIp']}"))
+            rules.add((proto, low, high, cidr_source(cidr["CidrIp"])))
+        for cidr in perm.get("Ipv6Ranges", []):
+            rules.add((proto, low, high, cidr_source(cidr["CidrIpv6"])))
         for pair in perm.get("UserIdGroupPairs", []):
             rules.add((proto, low, high, f"sg:{roles.get(pair['GroupId'], pair['GroupId'])}"))
     return rules
+
+
+def cidr_source(cidr: str) -> str:
+    """A rule's source for ``cidr``, written as the spec writes it (2001:DB8::/32 as 2001:db8::/32),
+    so that a rule read back from EC2 compares equal to the one the spec asks for. Not strict: a
+    rule added by hand must not stop the run that reads it."""
+    return f"cidr:{ipaddress.ip_network(cidr, strict=False)}"
 
 
 def permissions(rules: Iterable[Rule], ids: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -221,7 +238,9 @@ def permissions(rules: Iterable[Rule], ids: Mapping[str, str]) -> list[dict[str,
     for proto, low, high, source in sorted(rules):
         kind, _sep, value = source.partition(":")
         perm: dict[str, Any] = {"IpProtocol": proto, "FromPort": low, "ToPort": high}
-        if kind == "cidr":
+        if kind == "cidr" and ipaddress.ip_network(value).version == 6:
+            perm["Ipv6Ranges"] = [{"CidrIpv6": value}]
+        elif kind == "cidr":
             perm["IpRanges"] = [{"CidrIp": value}]
         else:
             perm["UserIdGroupPairs"] = [{"GroupId": ids.get(value, value)}]
@@ -254,7 +273,7 @@ def up(client: Any, spec: Spec, *, waiter_delay: int = 5,
     + spec: the validated cluster spec
     + waiter_delay: seconds between a waiter's polls (it polls once at once, without sleeping)
     + report: called with each change just before it is made, for progress output
-    + warn: called with each problem ``up`` leaves alone (see Not done)
+    + warn: called with each problem ``up`` leaves alone (see Not done and :func:`warnings`)
 
     Resuming:
         Every create call carries the resource's tags, so whatever an interrupted run made is
@@ -264,14 +283,16 @@ def up(client: Any, spec: Spec, *, waiter_delay: int = 5,
     Not done:
         ``up`` never terminates: a host the spec no longer lists is reported by :func:`strays`,
         for an operator to decommission (reassign its partitions, retire its ZooKeeper id) first.
+        Nor does it replace what it finds insecure: an unencrypted volume holds data, an
+        instance without IMDSv2 runs services; both are reported for an operator to change.
 
     Example:
         changes = up(client, spec, report=lambda change: print(change.text()))
     """
     seen = observe(client, spec)
     if warn is not None:
-        for stray in strays(spec, seen):
-            warn(stray)
+        for problem in warnings(spec, seen):
+            warn(problem)
     changes = []
     for change in _apply(client, spec, seen, dry_run=False, waiter_delay=waiter_delay):
         changes.append(change)
@@ -343,6 +364,7 @@ def _run_instance(client: Any, spec: Spec, host: Host, ids: Mapping[str, str]) -
         ImageId=spec.image, InstanceType=host.instance_type, KeyName=spec.key_pair,
         MinCount=1, MaxCount=1, SubnetId=spec.zone(host.zone).subnet,
         SecurityGroupIds=[ids[SECURITY_ROLE[host.group]]],
+        MetadataOptions=METADATA_OPTIONS,
         TagSpecifications=tag_spec(spec, "instance", host.group, host.name,
                                    {"kafkaform:zone": host.zone}))
     instance: dict[str, Any] = response["Instances"][0]
@@ -361,7 +383,9 @@ def _volumes(client: Any, spec: Spec, seen: Observed, hosts: Iterable[Host], *, 
         if dry_run:
             continue
         params: dict[str, Any] = {"AvailabilityZone": host.zone, "Size": volume.size_gb,
-                                  "VolumeType": volume.type}
+                                  "VolumeType": volume.type, "Encrypted": True}
+        if spec.kms_key_id is not None:
+            params["KmsKeyId"] = spec.kms_key_id
         if volume.iops is not None:
             params["Iops"] = volume.iops
         if volume.throughput_mbps is not None:
@@ -418,6 +442,27 @@ def strays(spec: Spec, seen: Observed) -> list[str]:
     return [f"{name} ({i['InstanceId']}) carries the cluster's tag but the spec no longer lists "
             "it; `up` leaves it running: decommission it, then terminate it"
             for name, i in sorted(seen.instances.items()) if name not in planned]
+
+
+def unencrypted_volumes(seen: Observed) -> list[str]:
+    """Volumes carrying the cluster's tag that are not encrypted (``up`` keeps them: their data)."""
+    return [f"volume {name} ({v['VolumeId']}) is not encrypted ({cite('SE-13')}); `up` keeps it, "
+            "as replacing it would lose its data: copy the data onto an encrypted volume and swap "
+            "it in by hand" for name, v in sorted(seen.volumes.items()) if not v.get("Encrypted")]
+
+
+def imds_v1_instances(seen: Observed) -> list[str]:
+    """Instances carrying the cluster's tag that still answer metadata requests without a token."""
+    return [f"instance {name} ({i['InstanceId']}) does not require IMDSv2 tokens "
+            f"({cite('SE-14')}); `up` leaves running instances alone: run aws ec2 "
+            f"modify-instance-metadata-options --instance-id {i['InstanceId']} --http-tokens "
+            "required" for name, i in sorted(seen.instances.items())
+            if i.get("MetadataOptions", {}).get("HttpTokens") != "required"]
+
+
+def warnings(spec: Spec, seen: Observed) -> list[str]:
+    """What :func:`plan` and :func:`up` report but leave alone: strays and insecure resources."""
+    return strays(spec, seen) + unencrypted_volumes(seen) + imds_v1_instances(seen)
 
 
 def doomed(seen: Observed) -> list[Change]:

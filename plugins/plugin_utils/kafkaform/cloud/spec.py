@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from .. import model
+from ..rules import cite
 
 #: EBS volume types and the settings each accepts (AWS EC2 CreateVolume).
 VOLUME_TYPES: dict[str, dict[str, Any]] = {
@@ -36,6 +37,15 @@ IOPS_REQUIRED = ("io1", "io2")
 #: Groups whose hosts take data volumes, and the purpose (os_tuning) a volume serves there.
 VOLUME_PURPOSES = {model.ZOOKEEPER: model.ZOOKEEPER_TXN_LOG,
                    model.KAFKA_BROKER: model.KAFKA_LOG_DIR}
+
+#: The whole Internet, for each IP version.
+INTERNET_V4 = ipaddress.IPv4Network("0.0.0.0/0")
+INTERNET_V6 = ipaddress.IPv6Network("::/0")
+_Network = TypeVar("_Network", ipaddress.IPv4Network, ipaddress.IPv6Network)
+
+#: A KMS key as EC2 takes it: key id, multi-Region key id, alias, or the ARN of either.
+KMS_KEY = re.compile(r"^(arn:aws[a-z-]*:kms:\S+|alias/[\w/+=,.@-]+|mrk-[0-9a-f]{32}|"
+                     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
 class SpecError(Exception):
@@ -82,6 +92,10 @@ class Spec:
     admin_cidrs: tuple[str, ...]
     client_cidrs: tuple[str, ...]
     ssh_user: str = "admin"
+    #: client_cidrs may cover the whole Internet (SE-12).
+    allow_public_clients: bool = False
+    #: The KMS key encrypting the EBS volumes; None: the account's default key for EBS (SE-13).
+    kms_key_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     #: Cluster settings written to group_vars/all (kafka_default_replication_factor, ...).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -136,11 +150,45 @@ class _Reader:
                 found.append(str(ipaddress.ip_network(str(item), strict=True)))
             except ValueError:
                 self.fail(f"{key}[{index}]", f"{item!r} is not a CIDR block",
-                          "write a network such as 10.0.0.0/16 (host bits zero)")
-        if "0.0.0.0/0" in found and key == "admin_cidrs":
-            self.fail(key, "opens SSH to the whole Internet",
-                      "name the administrators' networks instead of 0.0.0.0/0")
+                          "write a network such as 10.0.0.0/16 or fd00::/64 (host bits zero)")
         return tuple(found)
+
+    def flag(self, data: Mapping[str, Any], key: str, default: bool) -> bool:
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, f"is {value!r}, not true or false", f"write {key}: true or false")
+            return default
+        return value
+
+    def internet_refused(self, key: str, cidrs: Iterable[str], rule: str, opens: str,
+                         fix: str) -> None:
+        """Fail ``key`` once for each IP version whose whole Internet ``cidrs`` cover together."""
+        for internet, blocks in internet_covered(cidrs):
+            # One block covering everything is the /0 itself; several are named with their sum.
+            what = internet if len(blocks) == 1 else (
+                f"{', '.join(blocks)} together cover {internet}, which")
+            self.fail(key, f"{what} opens {opens} to the whole Internet ({rule})", fix)
+
+
+def internet_covered(cidrs: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Each whole Internet (0.0.0.0/0, ::/0) that ``cidrs`` cover, with the blocks covering it.
+
+    The blocks of each IP version are collapsed: 0.0.0.0/1 and 128.0.0.0/1 merge into 0.0.0.0/0,
+    so a list that adds up to everything is caught, not only the literal /0.
+    """
+    networks = [ipaddress.ip_network(c) for c in cidrs]
+    v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
+    v6 = [n for n in networks if isinstance(n, ipaddress.IPv6Network)]
+    covered = []
+    if _whole(INTERNET_V4, v4):
+        covered.append((str(INTERNET_V4), [str(n) for n in v4]))
+    if _whole(INTERNET_V6, v6):
+        covered.append((str(INTERNET_V6), [str(n) for n in v6]))
+    return covered
+
+
+def _whole(internet: _Network, blocks: list[_Network]) -> bool:
+    return list(ipaddress.collapse_addresses(blocks)) == [internet]
 
 
 def _volume(reader: _Reader, raw: Any, where: str) -> Volume | None:
@@ -219,6 +267,17 @@ def _group(reader: _Reader, name: str, raw: Any) -> Group | None:
     return Group(name, count, instance_type, tuple(volumes))
 
 
+def _kms_key(reader: _Reader, data: Mapping[str, Any]) -> str | None:
+    if data.get("kms_key_id") is None:
+        return None
+    key = reader.text(data, "kms_key_id", "", "name a KMS key, or remove kms_key_id to use the "
+                      "account's default EBS key")
+    if key and not KMS_KEY.match(key):
+        reader.fail("kms_key_id", f"{key!r} is not a KMS key id, alias or ARN",
+                    "write a key id (1234abcd-...), an alias (alias/NAME) or a key ARN")
+    return key or None
+
+
 def parse(data: Any, source: str = "spec") -> Spec:
     """A validated :class:`Spec` from raw YAML data; raises :class:`SpecError` with every problem.
 
@@ -278,6 +337,15 @@ def parse(data: Any, source: str = "spec") -> Spec:
 
     admin = reader.cidrs(data, "admin_cidrs")
     clients = reader.cidrs(data, "client_cidrs")
+    public_clients = reader.flag(data, "allow_public_clients", default=False)
+    reader.internet_refused("admin_cidrs", admin, cite("SE-11"),
+                            "SSH and ZooKeeper's client port",
+                            "list only the administrators' networks (a VPN's or office's range)")
+    if not public_clients:
+        reader.internet_refused("client_cidrs", clients, cite("SE-12"), "Kafka's client port",
+                                "list only the clients' networks, or set "
+                                "allow_public_clients: true if the brokers are meant to be public")
+    kms_key_id = _kms_key(reader, data)
     tags = data.get("tags", {}) or {}
     if not isinstance(tags, Mapping):
         reader.fail("tags", f"is {tags!r}", "declare a mapping of tag keys to values")
@@ -291,7 +359,7 @@ def parse(data: Any, source: str = "spec") -> Spec:
         reader.fail("settings", f"is {settings!r}", "declare a mapping of cluster settings")
         settings = {}
     known = {"name", "region", "zones", "groups", "image", "key_pair", "admin_cidrs",
-             "client_cidrs", "ssh_user", "tags", "settings"}
+             "client_cidrs", "allow_public_clients", "kms_key_id", "ssh_user", "tags", "settings"}
     for key in sorted(set(data) - known):
         reader.fail(str(key), "is not a spec field", f"use {', '.join(sorted(known))}")
 
@@ -304,6 +372,7 @@ def parse(data: Any, source: str = "spec") -> Spec:
         raise SpecError(source, reader.problems)
     spec = Spec(name=name, region=region, zones=tuple(zones), groups=tuple(groups), image=image,
                 key_pair=key_pair, admin_cidrs=admin, client_cidrs=clients, ssh_user=ssh_user,
+                allow_public_clients=public_clients, kms_key_id=kms_key_id,
                 tags={str(k): str(v) for k, v in tags.items()}, settings=dict(settings))
     preflight(spec, source)
     return spec
