@@ -17,6 +17,7 @@ class FilterModule:
             "os_tuning_sysctl_plan": context.sysctl_plan,
             "os_tuning_device_problems": context.device_problems,
             "os_tuning_disk_plan": context.disk_plan,
+            "os_tuning_unmounted_mount_points": context.unmounted_mount_points,
             "os_tuning_disk_mounts": context.disk_mounts,
             "os_tuning_mount_problem": context.mount_problem,
         }

@@ -16,6 +16,7 @@ from kafkaform.contexts.os_tuning import (
     mount_problem,
     os_tuning_context,
     sysctl_plan,
+    unmounted_mount_points,
 )
 from kafkaform.defaults import role_default
 
@@ -294,6 +295,27 @@ def test_a_mount_point_or_device_in_use_elsewhere_is_refused() -> None:
         "device number 7:0), not /dev/kfdata1. Fix: unmount it, or choose another mount point. | "
         f"{HOST}: /dev/kfdata1 is already mounted at /var/lib/kafka/data1. Fix: unmount it there "
         "first, or declare another device.")
+
+
+def test_a_mount_point_holding_files_is_refused_and_only_where_nothing_is_mounted() -> None:
+    ctx = context(D0, D1, {"device": None, "mount": "/var/lib/zookeeper/txnlog",
+                           "purpose": "zookeeper_txn_log"})
+    # data0 is mounted: its files are the disk's own; the plain directory is never a mount.
+    only_data1 = MOUNTED.replace("\n/var/lib/kafka/data1 7:1 xfs rw,noatime,nodiratime,attr2,"
+                                 "inode64,noquota", "")
+    assert unmounted_mount_points(ctx, only_data1) == ["/var/lib/kafka/data1"]
+    assert unmounted_mount_points(ctx, MOUNTED) == []
+    blkid = {"/dev/kfdata0": (0, XFS.replace("kfdata1", "kfdata0")), "/dev/kfdata1": (0, XFS)}
+    found, zeros = probes(blkid, {})
+    entries = ("/var/lib/kafka/data1 /var/lib/kafka/data1/orders-0\n"
+               "/var/lib/kafka/data1 /var/lib/kafka/data1/meta.properties\n")
+    decided = disk_plan(ctx, STAT, found, zeros, only_data1, entries)
+    assert decided["refusal"] == (
+        f"{HOST}: mount point /var/lib/kafka/data1 is a directory holding files (e.g. "
+        "/var/lib/kafka/data1/orders-0); mounting /dev/kfdata1 over it would hide them. Fix: move "
+        "them away first (mount the disk elsewhere, copy, then declare it here), or keep the "
+        "directory with device: null.")
+    assert disk_plan(ctx, STAT, found, zeros, only_data1, "")["refusal"] == ""
 
 
 def test_verify_names_what_the_kernel_has_at_a_wrong_mount() -> None:

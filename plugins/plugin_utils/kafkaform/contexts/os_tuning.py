@@ -352,12 +352,25 @@ def planned_device(context: Mapping[str, Any], disk: Disk, majmin: str,
     }
 
 
+def unmounted_mount_points(context: Mapping[str, Any], findmnt_stdout: str) -> list[str]:
+    """The declared disks' mount points where nothing is mounted yet: a first mount there would
+    hide whatever the directory holds."""
+    targets = {m["target"] for m in findmnt_mounts(findmnt_stdout)}
+    return [disk["mount"] for disk in context["disks"]
+            if not disk["directory"] and disk["mount"] not in targets]
+
+
 def refusals(host: str, disk: Disk) -> list[str]:
     """Why the run must not touch this device or mount point (DF-01), as sentences."""
     if disk["action"] == "directory":
         return []
     found = []
     device, mount = disk["device"], disk["mount"]
+    if disk.get("occupied"):
+        found.append(f"{host}: mount point {mount} is a directory holding files (e.g. "
+                     f"{disk['occupied']}); mounting {device} over it would hide them. Fix: move "
+                     "them away first (mount the disk elsewhere, copy, then declare it here), or "
+                     "keep the directory with device: null.")
     if disk["action"] == "refuse":
         found.append(f"{host}: {device} holds {disk['what']}, not XFS, so it is not formatted and "
                      f"not mounted at {mount}. Fix: declare a blank device, or set force_format: "
@@ -375,9 +388,20 @@ def refusals(host: str, disk: Disk) -> list[str]:
     return found
 
 
+def first_entries(find_stdout: str) -> dict[str, str]:
+    """Mount point → its first entry, from ``find M1 M2 ... -mindepth 1 -maxdepth 1 -printf
+    '%H %p\\n'`` (the start point, then the entry)."""
+    found: dict[str, str] = {}
+    for line in find_stdout.splitlines():
+        start, _space, entry = line.partition(" ")
+        found.setdefault(start, entry)
+    return found
+
+
 def disk_plan(context: Mapping[str, Any], stat_stdout: str,
               blkid_results: Sequence[Mapping[str, Any]],
-              zero_results: Sequence[Mapping[str, Any]], findmnt_stdout: str) -> dict[str, Any]:
+              zero_results: Sequence[Mapping[str, Any]], findmnt_stdout: str,
+              find_stdout: str = "") -> dict[str, Any]:
     """What to do with each declared disk, from what the host reported, and the refusals.
 
     + stat_stdout: stat with :data:`STAT_FORMAT` over ``context["disk_devices"]``
@@ -385,20 +409,22 @@ def disk_plan(context: Mapping[str, Any], stat_stdout: str,
     + zero_results: the registered loop of ``cmp --bytes N <device> /dev/zero`` over the blkid
       results, run only where blkid found nothing (rc 2)
     + findmnt_stdout: ``findmnt --raw --noheadings --output TARGET,MAJ:MIN,FSTYPE,OPTIONS``
+    + find_stdout: the entries of :func:`unmounted_mount_points` (:func:`first_entries`)
 
     ``refusal`` is the stop message ("" when there is none): the role checks it before it
     changes anything, in check mode too.
     """
     nodes = stat_nodes(stat_stdout)
     mounts = findmnt_mounts(findmnt_stdout)
+    occupied = first_entries(find_stdout)
     disks = []
     for disk in context["disks"]:
         if disk["directory"]:
             disks.append({**disk, "action": "directory", "mounted": False, "what": ""})
         else:
             majmin = nodes.get(disk["device"], {}).get("majmin", "")
-            disks.append(planned_device(context, disk, majmin, blkid_results, zero_results,
-                                        mounts))
+            planned = planned_device(context, disk, majmin, blkid_results, zero_results, mounts)
+            disks.append({**planned, "occupied": occupied.get(disk["mount"], "")})
     return {
         "disks": disks,
         "devices": [d for d in disks if d["action"] != "directory"],
