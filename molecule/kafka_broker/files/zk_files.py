@@ -11,7 +11,9 @@ import sys
 
 def files(directory, prefix):
     path = os.path.join(directory, "version-2")
-    names = [n for n in os.listdir(path) if n.startswith(prefix + ".")] if os.path.isdir(path) else []
+    if not os.path.isdir(path):
+        return []
+    names = [n for n in os.listdir(path) if n.startswith(prefix + ".")]
     return sorted((int(n.split(".")[1], 16), n) for n in names)
 
 

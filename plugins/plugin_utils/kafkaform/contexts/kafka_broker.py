@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import declared_entries, one_line_settings
+from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER, port_clashes
 from ..rules import cite
@@ -494,6 +495,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         },
         "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
         "read_write_paths": [*broker["log_dirs"], log_dir],
+        "sandbox": sandbox(),
         # OP-03: the files the broker reads only at start; it restarts when one changed after it
         # started. The TLS stores are not among them: the running broker reloads them (SE-02).
         "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",

@@ -15,6 +15,7 @@ from typing import Any
 from ..catalog import SCALA_BINARY_VERSION
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
+from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..rules import cite
 from ..template_filters import java_properties
@@ -302,4 +303,5 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             "options": java_options,
         },
         "daemons": daemons,
+        "sandbox": sandbox(),
     }

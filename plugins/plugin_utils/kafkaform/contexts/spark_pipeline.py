@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..pipeline.config import IDENTITIES
 from ..rules import cite
@@ -154,4 +155,5 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "submit": submit,
         "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
         "read_write_paths": read_write,
+        "sandbox": sandbox(),
     }

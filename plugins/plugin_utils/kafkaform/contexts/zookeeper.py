@@ -14,6 +14,7 @@ from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
+from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..model import ZOOKEEPER_TXN_LOG
 from ..rules import cite
@@ -244,4 +245,5 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         },
         "nofile_limit": int(setting(settings, "os_tuning_nofile_limit")),
         "read_write_paths": read_write,
+        "sandbox": sandbox(),
     }

@@ -1,0 +1,67 @@
+"""Every systemd unit kafkaform renders scores an exposure of 2.0 or less in
+``systemd-analyze security --offline=yes`` (the sandbox of kafkaform.contexts.sandbox, SE-04).
+
+Each ``templates/*/*.service.j2`` is rendered from its golden sample input, as
+``tests/unit/test_templates.py`` renders it, written to a temporary directory and scored by
+systemd's own analyzer; ``--threshold`` takes the exposure times ten and fails above it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kafkaform import render
+from tests.unit.test_templates import context_of
+
+#: The highest exposure a unit may score (systemd-analyze's scale: 0.0 safe to 10.0 unsafe).
+MAX_EXPOSURE = 2.0
+ANALYZE = shutil.which("systemd-analyze")
+OVERALL = re.compile(r"Overall exposure level for \S+: (\d+\.\d+)")
+UNITS = [t for t in render.all_templates() if t.endswith(".service.j2")]
+
+pytestmark = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
+
+
+def exposure(template: str, context: dict[str, object], directory: Path) -> tuple[float, str]:
+    """The overall exposure systemd-analyze gives the rendered unit, and its report when the
+    threshold failed it (empty otherwise)."""
+    unit = directory / Path(template).name.removesuffix(".j2")
+    unit.write_text(render.render(template, context))
+    assert ANALYZE is not None
+    result = subprocess.run(
+        [ANALYZE, "security", "--offline=yes", f"--threshold={round(MAX_EXPOSURE * 10)}",
+         "--no-pager", str(unit)],
+        capture_output=True, encoding="utf-8", check=False)
+    match = OVERALL.search(result.stdout)
+    assert match, f"{unit.name}: no overall exposure in\n{result.stdout}{result.stderr}"
+    failed = [line for line in result.stdout.splitlines() if line.startswith("✗")]
+    return float(match.group(1)), "\n".join(failed) if result.returncode else ""
+
+
+def test_every_unit_template_is_scored() -> None:
+    assert {Path(t).name for t in UNITS} >= {
+        "zookeeper.service.j2", "zookeeper-purge.service.j2", "kafka.service.j2",
+        "spark-daemon.service.j2", "kafkaform-pipeline.service.j2"}
+
+
+@pytest.mark.parametrize("template", UNITS)
+def test_unit_exposure_is_at_most_2(template: str, tmp_path: Path) -> None:
+    score, report = exposure(template, context_of(template), tmp_path)
+    assert score <= MAX_EXPOSURE and not report, (
+        f"{Path(template).name}: exposure {score} > {MAX_EXPOSURE}; what it lacks:\n{report}")
+
+
+def test_a_unit_without_the_shared_sandbox_fails(tmp_path: Path) -> None:
+    """The score discriminates: the Kafka unit without the shared lines scores above 2.0."""
+    template = "kafka_broker/kafka.service.j2"
+    context = context_of(template)
+    broker = context["kafka_broker"]
+    assert isinstance(broker, dict)
+    score, report = exposure(template, {**context, "kafka_broker": {**broker, "sandbox": []}},
+                             tmp_path)
+    assert score > MAX_EXPOSURE and report, score
