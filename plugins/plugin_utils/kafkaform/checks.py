@@ -619,7 +619,7 @@ def host_ports(view: InventoryView) -> Iterator[Finding]:
             else:
                 holders[port].append((service, name))
         for port, named in sorted(holders.items()):
-            if len(named) > 1 and {service for service, _ in named} != {"Kafka"}:
+            if len(named) > 1 and {service for service, _setting in named} != {"Kafka"}:
                 users = ", ".join(f"{service} ({name})" for service, name in named)
                 yield Finding(cite("KF-04"), f"port {port} is bound by {users}",
                               "give each its own port", (host,))
