@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,29 @@ def require_cluster(view: InventoryView, source: str | Path) -> None:
         raise InputError(
             f"{source} has no host in any of the kafkaform groups ({', '.join(GROUPS)}). Fix: "
             "put the cluster's hosts in those groups (see inventory/lab/hosts.yml)")
+
+
+@dataclass(frozen=True)
+class InventoryHost:
+    """One host of an inventory, as another engine (pyinfra) needs it: every group it belongs to
+    (Ansible's implicit ``all`` and ``ungrouped`` left out) and its variables."""
+
+    name: str
+    groups: tuple[str, ...]
+    variables: Mapping[str, Any]
+
+
+def load_hosts(source: str | Path) -> tuple[InventoryView, list[InventoryHost]]:
+    """:func:`load`'s view, and every host of the inventory in inventory order, from one parse."""
+    loader, manager, variables = _parse(source)
+    view = _view(loader, manager, variables)
+    require_cluster(view, source)
+    hosts = []
+    for host in manager.get_hosts():
+        groups = tuple(g.name for g in host.get_groups() if g.name not in ("all", "ungrouped"))
+        hostvars = view.hostvars.get(host.name) or _host_vars(loader, variables, host)
+        hosts.append(InventoryHost(host.name, groups, hostvars))
+    return view, hosts
 
 
 def load(source: str | Path) -> InventoryView:

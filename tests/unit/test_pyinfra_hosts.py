@@ -1,0 +1,73 @@
+"""The @kafkaform pyinfra connector's inventory bridge: hosts, groups, data, connections and the
+preflight (kafkaform.deploys.hosts)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkaform import checks, inventory
+from kafkaform.deploys import hosts
+from tests.unit.test_check_cli import bad_inventory
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "inventory" / "lab"
+BIN = Path(sys.executable).parent
+
+
+def test_lab_hosts_keep_their_groups_variables_and_podman_connection() -> None:
+    found = {h.name: h for h in hosts.pyinfra_hosts(LAB)}
+    assert list(found) == [h.name for h in inventory.load_hosts(LAB)[1]]
+    zk1 = found["kf-zk1"]
+    assert zk1.groups == ("zookeeper",)
+    assert zk1.data["zookeeper_id"] == 1 and zk1.data["zookeeper_heap_mb"] == 256
+    assert zk1.data["kafka_cluster_name"] == "lab"  # group_vars/all.yml
+    assert zk1.data[hosts.CONNECTION] == hosts.PODMAN
+    assert zk1.data["docker_identifier"] == "kf-zk1"
+    assert not hosts.MAGIC_VARIABLES & set(zk1.data)
+    assert type(zk1.data["kafka_topics"][0]["name"]) is str  # Ansible's tagged types made plain
+
+
+@pytest.mark.parametrize(("variables", "expected"), [
+    ({}, {hosts.CONNECTION: hosts.SSH, "ssh_hostname": "h1"}),
+    ({"ansible_host": "10.0.0.5", "ansible_user": "admin", "ansible_port": "2222",
+      "ansible_ssh_private_key_file": "~/.ssh/k", "ansible_become": "yes"},
+     {hosts.CONNECTION: hosts.SSH, "ssh_hostname": "10.0.0.5", "ssh_user": "admin",
+      "ssh_port": 2222, "ssh_key": "~/.ssh/k", "_sudo": True}),
+    ({"ansible_connection": "containers.podman.podman", "ansible_host": "ctr"},
+     {hosts.CONNECTION: hosts.PODMAN, "docker_identifier": "ctr"}),
+    ({"ansible_connection": "local"}, {hosts.CONNECTION: hosts.LOCAL}),
+])
+def test_ansible_connection_variables_map_to_pyinfra_connector_data(
+        variables: dict[str, object], expected: dict[str, object]) -> None:
+    assert hosts.connection_data("h1", variables) == expected
+
+
+def test_a_connection_pyinfra_cannot_make_is_refused() -> None:
+    with pytest.raises(hosts.InventoryRefused, match="h1: ansible_connection winrm"):
+        hosts.connection_data("h1", {"ansible_connection": "winrm"})
+
+
+def test_a_bad_inventory_yields_no_host_and_prints_what_kafkaform_check_prints(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = bad_inventory(tmp_path)
+    with pytest.raises(hosts.InventoryRefused, match="no host was touched"):
+        list(hosts.pyinfra_hosts(source))
+    expected = [f.text() for f in checks.check(inventory.load(source))]
+    assert expected and capsys.readouterr().err.splitlines() == expected
+
+
+def test_pyinfra_refuses_a_bad_inventory_before_connecting(tmp_path: Path) -> None:
+    source = bad_inventory(tmp_path)
+    run = subprocess.run([str(BIN / "pyinfra"), "-y", f"@kafkaform/{source}",
+                          "exec", "--", "true"],
+                         capture_output=True, text=True, check=False, cwd=ROOT)
+    check = subprocess.run([str(BIN / "kafkaform"), "check", "-i", str(source)],
+                           capture_output=True, text=True, check=False, cwd=ROOT)
+    assert run.returncode != 0
+    assert "Connecting to hosts" not in run.stderr + run.stdout
+    for line in check.stderr.splitlines():
+        assert line in run.stderr
