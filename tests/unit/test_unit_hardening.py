@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafkaform import render
+from kafkaform.contexts.sandbox import SANDBOX
 from tests.unit.test_templates import context_of
 
 #: The highest exposure a unit may score (systemd-analyze's scale: 0.0 safe to 10.0 unsafe).
@@ -47,6 +48,15 @@ def test_every_unit_template_is_scored() -> None:
     assert {Path(t).name for t in UNITS} >= {
         "zookeeper.service.j2", "zookeeper-purge.service.j2", "kafka.service.j2",
         "spark-daemon.service.j2", "kafkaform-pipeline.service.j2"}
+
+
+@pytest.mark.parametrize("template", UNITS)
+def test_golden_contexts_carry_the_shipped_sandbox(template: str) -> None:
+    """The units scored here are the ones the roles write: each golden context's sandbox is
+    kafkaform.contexts.sandbox's, line for line."""
+    sandboxes = [v["sandbox"] for v in context_of(template).values()
+                 if isinstance(v, dict) and "sandbox" in v]
+    assert sandboxes == [list(SANDBOX)], f"{template}: update its golden context's sandbox"
 
 
 @pytest.mark.parametrize("template", UNITS)
