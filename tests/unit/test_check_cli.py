@@ -80,6 +80,25 @@ def test_inventory_values_are_templated(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_an_inventory_plugin_configuration_is_read_beside_plain_files(tmp_path: Path) -> None:
+    """The check tries the yaml plugin before auto; a plugin configuration file (here Ansible's
+    generator) must still reach its plugin, and its hosts join the plain file's groups."""
+    directory = bad_inventory(tmp_path)
+    hosts = yaml.safe_load((directory / "hosts.yml").read_text())
+    children = hosts["all"]["children"]
+    children["zookeeper"]["hosts"]["kf-zk3"]["rack"] = "lab-c"
+    del children["kafka_broker"]["hosts"]["kf-kafka3"]
+    (directory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    (directory / "more.generator.yml").write_text(yaml.safe_dump({
+        "plugin": "ansible.builtin.generator",
+        "hosts": {"name": "kf-kafka{{ n }}", "parents": [{"name": "kafka_broker"}]},
+        "layers": {"n": ["3", "4"]}}))
+    result = kafkaform("check", "-i", str(directory))
+    # The generated brokers have no rack: found only if the generator ran.
+    assert result.returncode == 1
+    assert "kf-kafka3, kf-kafka4 [RA-01]" in result.stderr, result.stderr
+
+
 def ansible_playbook(playbook: str, inventory: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=f"{BIN}:{os.environ['PATH']}")

@@ -196,6 +196,9 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("misspelt role variable",
      mutate(lambda s: s["kafka_broker"]["k2"].update(kafka_broker_heap_md=2048)),
      {}, "KF-03", "kafka_broker_heap_md is not a variable kafkaform reads", {"k2"}),
+    ("unknown variable with a kafkaform prefix",
+     mutate(lambda s: s["spark_worker"]["sw1"].update(spark_node_gpu_count=2)),
+     {}, "KF-03", "spark_node_gpu_count is not a variable kafkaform reads", {"sw1"}),
     ("misspelt cluster variable",
      mutate(lambda s: [s["zookeeper"][h].update(kafka_min_insync_replica=2)
                        for h in s["zookeeper"]]),
@@ -364,14 +367,23 @@ def test_model_groups_are_the_documented_ones() -> None:
     assert set(model.GROUPS) == set(lab_like())
 
 
-def test_a_misspelt_variable_names_the_input_it_resembles_and_others_pass() -> None:
+def test_an_unknown_prefixed_variable_names_the_closest_input() -> None:
     spec = lab_like()
     spec["kafka_broker"]["k2"]["kafka_broker_heap_md"] = 2048
-    # A play's registered result or the inventory's own variable: close to no input.
-    spec["kafka_broker"]["k3"]["kafka_broker_molecule_systemd"] = {"rc": 0}
-    found = errors_of(spec, {})
-    assert [(f.rule, f.hosts) for f in found] == [("KF-03", ("k2",))]
-    assert "rename it to kafka_broker_heap_mb" in found[0].fix
+    spec["kafka_broker"]["k3"]["zookeeper_flux_capacitor"] = True  # close to no input
+    found = {f.message.split(" ")[0]: f for f in errors_of(spec, {})}
+    assert set(found) == {"kafka_broker_heap_md", "zookeeper_flux_capacitor"}
+    misspelt = found["kafka_broker_heap_md"]
+    assert misspelt.hosts == ("k2",)
+    assert "rename it to kafka_broker_heap_mb, the closest input" in misspelt.fix
+    assert found["zookeeper_flux_capacitor"].fix.startswith("rename it, remove it")
+
+
+def test_variables_other_tooling_reads_pass_when_listed() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k3"]["kafka_exporter_version"] = "1.7.0"  # another role's input
+    assert [f.rule for f in errors_of(spec, {})] == ["KF-03"]
+    assert errors_of(spec, {"kafkaform_other_variables": ["kafka_exporter_version"]}) == []
 
 
 def test_a_value_of_the_wrong_type_is_one_finding_and_no_rule_fails_on_it() -> None:

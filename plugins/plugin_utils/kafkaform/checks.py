@@ -625,22 +625,24 @@ def host_ports(view: InventoryView) -> Iterator[Finding]:
                               "give each its own port", (host,))
 
 
-def misspelt_variables(view: InventoryView) -> Iterator[Finding]:
-    """A variable with one of kafkaform's prefixes that nothing reads, and that is a near miss of
-    one of its inputs, is a misspelling: the role would silently fall back to the default. Names
-    close to no input are the inventory's own (or a play's registered results) and pass."""
+def unknown_variables(view: InventoryView) -> Iterator[Finding]:
+    """A variable with one of kafkaform's prefixes that nothing reads is a misspelling until the
+    inventory says otherwise (kafkaform_other_variables): the role would silently fall back to
+    the default the operator meant to change."""
     hosts_by_name: dict[str, list[str]] = defaultdict(list)
     known = known_inputs()
+    others = view.cluster_var("kafkaform_other_variables")
+    allowed = known | set(others if isinstance(others, list) else ())
     for host in view.cluster_hosts():
         for name in view.hostvars.get(host, {}):
-            if name.startswith(INPUT_PREFIXES) and name not in known:
+            if name.startswith(INPUT_PREFIXES) and name not in allowed:
                 hosts_by_name[name].append(host)
     for name, hosts in sorted(hosts_by_name.items()):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
-        if close:
-            yield Finding(cite("KF-03"), f"{name} is not a variable kafkaform reads",
-                          f"rename it to {close[0]}, the input it resembles, or remove it",
-                          tuple(hosts))
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        rename = f"rename it to {close[0]}, the closest input" if close else "rename it"
+        yield Finding(cite("KF-03"), f"{name} is not a variable kafkaform reads",
+                      f"{rename}, remove it, or list it in kafkaform_other_variables if other "
+                      f"tooling reads it", tuple(hosts))
 
 
 RULES: tuple[Rule, ...] = (
@@ -662,7 +664,7 @@ RULES: tuple[Rule, ...] = (
     data_disk_declarations,
     dedicated_hosts,
     role_inputs,
-    misspelt_variables,
+    unknown_variables,
     line_breaks,
     jvm_options,
     host_ports,

@@ -52,6 +52,9 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     "kafka_security_migration": "",
     # The plaintext listener such a cluster keeps until the last step: the port its clients use.
     "kafka_plaintext_port": 9092,
+    # Variables with a kafkaform prefix that other tooling in the same inventory reads (say, another
+    # role's kafka_exporter_version): the preflight leaves these names alone. KF-03
+    "kafkaform_other_variables": [],
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).
@@ -64,7 +67,7 @@ OTHER_INPUTS = frozenset({
     "kafkaform_secrets", "kafkaform_apache_mirror_url", "kafkaform_tls_rotation",
 })
 
-#: Prefixes of the variables kafkaform reads; an unknown name with one of them is a misspelling.
+#: Prefixes of the variables kafkaform reads; an unknown name with one of them is an error (KF-03).
 INPUT_PREFIXES = ("kafkaform_", "kafka_", "zookeeper_", "os_tuning_", "spark_node_",
                   "spark_pipeline_")
 

@@ -93,6 +93,8 @@ def cluster_setting(name: str, value: Any) -> tuple[str, ...]:
             "yes", "no", "on", "off", "true", "false", "1", "0", "y", "n")
     elif wanted is int:
         ok = not isinstance(value, bool) and re.fullmatch(r"-?\d+", str(value).strip()) is not None
+    elif wanted is list:  # of names
+        ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
     else:
         ok = isinstance(value, str)
     return () if ok else (f"{name} is {shown(name, value)}, not {wanted.__name__}",)

@@ -78,13 +78,31 @@ def _parse(source: str | Path) -> tuple[Any, Any, Any]:
     # Ansible is imported here, not at module level: the model must stay importable without it.
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
     from ansible.vars.manager import VariableManager
+
+    if AnsibleCollectionConfig.collection_finder is None:
+        # As ansible-inventory does: plugin configurations name their plugin by its collection
+        # (ansible.builtin.generator, amazon.aws.aws_ec2), found only through the collection loader.
+        init_plugin_loader()
 
     class Manager(InventoryManager):  # type: ignore[misc]  # untyped base
         """Remembers whether any plugin parsed the source: a directory counts when one of its
         files parses, as for Ansible."""
 
         parsed = False
+
+        def _fetch_inventory_plugins(self) -> list[Any]:
+            # The yaml plugin before auto: auto loads every YAML source to look for a `plugin:`
+            # key and hands a plain inventory on to yaml, which loads it again (half the time of
+            # a check on 1,000 hosts). yaml refuses a plugin configuration file, which auto then
+            # reads, so the order changes no result.
+            plugins: list[Any] = super()._fetch_inventory_plugins()
+            names = [getattr(plugin, "NAME", "") for plugin in plugins]
+            if "auto" in names and "yaml" in names and names.index("auto") < names.index("yaml"):
+                plugins.insert(names.index("auto"), plugins.pop(names.index("yaml")))
+            return plugins
 
         def parse_source(self, source: str, cache: bool = False) -> bool:
             parsed = bool(super().parse_source(source, cache=cache))

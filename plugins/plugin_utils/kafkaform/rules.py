@@ -636,10 +636,12 @@ CATALOGUE: tuple[Rule, ...] = (
          "Correct the setting the finding names; each role's README lists its inputs, types "
          "and choices.",
          (PREFLIGHT,)),
-    Rule("KF-03", "No variable is a near miss of a kafkaform input",
+    Rule("KF-03", "Every variable with a kafkaform prefix is one kafkaform reads",
          "A misspelt variable is ignored without a word: its role falls back to the default the "
-         "operator meant to change.",
-         "Rename it to the input the finding names, or remove it.",
+         "operator meant to change. The prefixes are kafkaform_, kafka_, zookeeper_, os_tuning_, "
+         "spark_node_ and spark_pipeline_.",
+         "Rename it to the input the finding names, or remove it; a name that other tooling in "
+         "the same inventory reads goes in kafkaform_other_variables.",
          (PREFLIGHT,)),
     Rule("KF-04", "No two services of a host bind the same port",
          "The second service to start would fail on a host, after the run has changed it; a "
