@@ -1,10 +1,7 @@
 #!/usr/bin/python
 """kafkaform.platform.service_stale: whether a running systemd service started before a file it
-reads last changed, so it still runs an older configuration and needs a restart.
-
-The answer lives on the host, in the files' change times and the service's start time: a run that
-stops anywhere between writing a file and restarting the service leaves the service stale, and
-the next run sees it. OP-03"""
+reads last changed, so it still runs an older configuration and needs a restart
+(plugins/module_utils/service_stale.py, shared with the pyinfra deploys). OP-03"""
 
 from __future__ import annotations
 
@@ -61,42 +58,8 @@ newer:
   elements: str
 """
 
-import os
-import subprocess
-from datetime import datetime, timezone
-
 from ansible.module_utils.basic import AnsibleModule
-
-#: systemctl's timestamps with microseconds, in UTC (systemd 248 and later).
-TIMESTAMP_FORMAT = "%a %Y-%m-%d %H:%M:%S.%f UTC"
-
-
-def started_at(module: AnsibleModule, unit: str) -> float | None:
-    """When the unit's main process started, in seconds since the epoch; None when it is not
-    running."""
-    result = subprocess.run(
-        ["systemctl", "show", "--timestamp=us+utc", "--property=MainPID,ExecMainStartTimestamp",
-         unit], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        module.fail_json(msg=f"systemctl show {unit}: {result.stderr.strip()}")
-    values = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
-    if values.get("MainPID", "0") in ("", "0") or not values.get("ExecMainStartTimestamp"):
-        return None
-    stamp = datetime.strptime(values["ExecMainStartTimestamp"], TIMESTAMP_FORMAT)
-    return stamp.replace(tzinfo=timezone.utc).timestamp()  # noqa: UP017 - hosts may run Python < 3.11
-
-
-def last_change(path: str) -> float:
-    """When the content last changed: the file's mtime (Ansible writes a new file and renames it
-    into place), or for a directory the latest of the files under it, byte-code caches aside;
-    0 when there is none."""
-    if not os.path.isdir(path):
-        return os.stat(path).st_mtime if os.path.exists(path) else 0.0
-    times = [0.0]
-    for root, dirs, files in os.walk(path):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        times += [os.lstat(os.path.join(root, name)).st_mtime for name in files]
-    return max(times)
+from ansible_collections.kafkaform.platform.plugins.module_utils.service_stale import service_stale
 
 
 def main() -> None:
@@ -104,11 +67,11 @@ def main() -> None:
         argument_spec={"name": {"type": "str", "required": True},
                        "paths": {"type": "list", "elements": "path", "required": True}},
         supports_check_mode=True)
-    name = module.params["name"]
-    unit = name if name.endswith(".service") else f"{name}.service"
-    start = started_at(module, unit)
-    newer = [] if start is None else [p for p in module.params["paths"] if last_change(p) > start]
-    module.exit_json(changed=False, stale=bool(newer), running=start is not None, newer=newer)
+    try:
+        answer = service_stale(module.params["name"], module.params["paths"])
+    except RuntimeError as error:
+        module.fail_json(msg=str(error))
+    module.exit_json(changed=False, **answer)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,15 @@ https://docs.pyinfra.com/en/3.x/api/facts.html
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 from pyinfra.api.facts import FactBase
+
+from ..paths import collection_root
 
 
 class CommandOutput(FactBase[str]):
@@ -16,3 +22,49 @@ class CommandOutput(FactBase[str]):
 
     def command(self, argv: tuple[str, ...]) -> str:
         return shlex.join(argv)
+
+    @staticmethod
+    def default() -> str:
+        return ""  # no output at all, where pyinfra would give None
+
+    def process(self, output: list[str]) -> str:
+        return "\n".join(output)
+
+
+class Sha512File(FactBase[str]):
+    """The sha512 of a file in hex, or "" when there is no such file (``get_url``'s check of a
+    cached download)."""
+
+    def command(self, path: str) -> str:
+        return f"sha512sum {shlex.quote(path)} 2>/dev/null || true"
+
+    @staticmethod
+    def default() -> str:
+        return ""
+
+    def process(self, output: list[str]) -> str:
+        return output[0].split()[0] if output[0].strip() else ""
+
+
+@cache
+def _service_stale_source() -> str:
+    return (collection_root() / "plugins" / "module_utils" / "service_stale.py").read_text()
+
+
+def service_stale_argv(service: str, paths: Sequence[str]) -> list[str]:
+    """The command that answers as the module ``kafkaform.platform.service_stale`` does (the same
+    source, ``plugins/module_utils/service_stale.py``), one JSON object on stdout."""
+    program = (_service_stale_source() + "\nimport json, sys\n"
+               "print(json.dumps(service_stale(sys.argv[1], sys.argv[2:]), sort_keys=True))\n")
+    return ["python3", "-c", program, service, *paths]
+
+
+class ServiceStale(FactBase[dict[str, Any]]):
+    """Whether ``service`` runs and started before one of ``paths`` last changed (OP-03)."""
+
+    def command(self, service: str, paths: tuple[str, ...]) -> str:
+        return shlex.join(service_stale_argv(service, paths))
+
+    def process(self, output: list[str]) -> dict[str, Any]:
+        answer: dict[str, Any] = json.loads("\n".join(output))
+        return answer

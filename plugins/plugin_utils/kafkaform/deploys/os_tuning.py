@@ -10,38 +10,23 @@ The data disks (``disks_check.yml``, ``disks.yml``) are not ported yet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from io import BytesIO
 from typing import Any
 
 from pyinfra import logger
 from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.context import host
-from pyinfra.operations import files, server
+from pyinfra.operations import server
 
 from ..contexts.os_tuning import os_tuning_context, sysctl_plan
-from ..defaults import role_options, setting
+from ..defaults import setting
 from ..model import KAFKA_BROKER, ZOOKEEPER
-from ..render import render
+from .base import put_rendered, role_settings
 from .facts import CommandOutput
 
 ROLE = "os_tuning"
 #: The groups playbooks/os_tuning.yml runs the role on.
 GROUPS = (ZOOKEEPER, KAFKA_BROKER)
-_UNSET = object()
-
-
-def role_settings(role: str) -> dict[str, Any]:
-    """The current host's inputs of ``role``, as the ``kafkaform.platform.role_settings`` lookup
-    hands them to the role's context: every name the role's argument spec declares that the
-    inventory sets."""
-    found = {}
-    for name in role_options(role):
-        value = host.data.get(name, _UNSET)
-        if value is not _UNSET:
-            found[name] = value
-    return found
 
 
 def context_if_enabled(switch: str) -> dict[str, Any] | None:
@@ -51,16 +36,6 @@ def context_if_enabled(switch: str) -> dict[str, Any] | None:
         return None
     settings = role_settings(ROLE)
     return os_tuning_context(host.name, settings) if setting(settings, switch) else None
-
-
-def put_rendered(template: str, context: Mapping[str, Any], dest: str) -> None:
-    """``ansible.builtin.template`` with owner root, group root and mode 0644, as the role's tasks.
-
-    Like Ansible's template module, a missing parent directory is an error, not created.
-    """
-    content = render(template, {ROLE: context}).encode()
-    files.put(name=f"Write {dest}", src=BytesIO(content), dest=dest, user="root", group="root",
-              mode="644", create_remote_dir=False)
 
 
 @deploy("os_tuning: kernel settings")
@@ -74,7 +49,7 @@ def sysctl() -> None:
     if plan["refusal"]:
         # In the prepare stage: the run stops before it changes anything on any host.
         raise DeployError(plan["refusal"])
-    put_rendered("os_tuning/sysctl.conf.j2", context, context["sysctl_file"])
+    put_rendered("os_tuning/sysctl.conf.j2", {ROLE: context}, context["sysctl_file"])
     # The file holds every key already; only live values that differ change (plan["apply"]).
     for item in plan["apply"]:
         server.sysctl(name=f"Apply {item['key']}={item['value']} live", key=item["key"],
@@ -89,7 +64,7 @@ def limits() -> None:
     context = context_if_enabled("os_tuning_limits_enabled")
     if context is None:
         return
-    put_rendered("os_tuning/limits.conf.j2", context, context["limits"]["file"])
+    put_rendered("os_tuning/limits.conf.j2", {ROLE: context}, context["limits"]["file"])
 
 
 @deploy("os_tuning: kernel settings and open-file limits")

@@ -1,0 +1,70 @@
+"""``roles/artifact``: a release archive from the mirror, its sha512 checked, unpacked into a
+versioned directory behind a stable symlink (ZK-01). Everything that can fail on a bad download
+happens before the versioned directory or the symlink is touched."""
+
+from __future__ import annotations
+
+import shlex
+
+from pyinfra.context import host
+from pyinfra.operations import files, server
+
+from ..checksum import parse_sha512
+from ..defaults import role_defaults
+from .base import host_variables, put_content, templated
+from .facts import CommandOutput, Sha512File
+
+#: Reads a URL on the host, as ``ansible.builtin.uri`` does: the host reaches the mirror.
+FETCH = ("import sys, urllib.request; "
+         "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=int(sys.argv[2]))"
+         ".read().decode())")
+#: Downloads a URL to a file on the host, as ``ansible.builtin.get_url`` does.
+DOWNLOAD = ("import shutil, sys, urllib.request; shutil.copyfileobj(urllib.request.urlopen("
+            "sys.argv[1], timeout=int(sys.argv[2])), open(sys.argv[3], 'wb'))")
+
+
+def install(name: str, version: str, url: str, install_root: str, link: str) -> None:
+    """The artifact role with these inputs (its other inputs from the inventory or its defaults)."""
+    given = {"artifact_name": name, "artifact_version": version, "artifact_url": url,
+             "artifact_install_root": install_root, "artifact_link": link}
+    defaults = role_defaults("artifact")
+    a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
+    archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
+    timeout = str(a["artifact_download_timeout"])
+    published = host.get_fact(CommandOutput, argv=("python3", "-c", FETCH,
+                                                   str(a["artifact_checksum_url"]), timeout))
+    digest = parse_sha512(published or "", archive, source=str(a["artifact_checksum_url"]))
+    cache_dir = str(a["artifact_cache_dir"])
+    cached = f"{cache_dir}/{archive}"
+    files.directory(name=f"Create the download cache directory {cache_dir}", path=cache_dir,
+                    user="root", group="root", mode="755")
+    if host.get_fact(Sha512File, path=cached) != digest:
+        partial = f"{cached}.part"
+        server.shell(
+            name=f"Download {archive} and verify its sha512",
+            commands=[
+                shlex.join(["python3", "-c", DOWNLOAD, url, timeout, partial]),
+                f"echo {digest}' '{shlex.quote(partial)} | sha512sum --check --quiet "
+                f"|| {{ rm -f {shlex.quote(partial)}; echo 'sha512 of {archive} does not match "
+                f"{digest}' >&2; exit 1; }}",
+                f"chmod 644 {shlex.quote(partial)}",
+                f"mv {shlex.quote(partial)} {shlex.quote(cached)}",
+            ])
+    owner, group = str(a["artifact_owner"]), str(a["artifact_group"])
+    directory = str(a["artifact_dir"])
+    files.directory(name=f"Create the versioned directory {directory}", path=directory,
+                    user=owner, group=group, mode="755")
+    marker = f"{directory}/.kafkaform-artifact"
+    if not host.get_fact(CommandOutput, argv=("sh", "-c", f"test -e {shlex.quote(marker)} "
+                                                          "&& echo yes || true")):
+        # Release archives hold one top-level directory; the versioned directory replaces it.
+        server.shell(name=f"Unpack {archive} into {directory}", commands=[
+            f"tar --extract --gzip --file {shlex.quote(cached)} --directory "
+            f"{shlex.quote(directory)} --strip-components=1",
+            f"chown -R {shlex.quote(owner)}:{shlex.quote(group)} {shlex.quote(directory)}",
+        ])
+    # Written after a complete unpack, so an interrupted one is redone next run.
+    put_content(f"name={name}\nversion={version}\narchive={archive}\nsha512={digest}\n", marker,
+                user=owner, group=group, mode="644")
+    files.link(name=f"Point {link} at {directory}", path=str(a["artifact_link"]),
+               target=directory, user=owner, group=group)

@@ -1,0 +1,202 @@
+"""What every deploy shares: the inventory's model, a role's inputs as the role sees them, rendered
+files, and the one rolling restart.
+
+Each deploy follows its role's task files, with the same contexts (``kafkaform.contexts``) and
+templates (``templates/``), so a host converged by either engine is converged for the other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from io import BytesIO
+from typing import Any
+
+from pyinfra.api.exceptions import DeployError
+from pyinfra.api.host import Host
+from pyinfra.api.operation import OperationMeta
+from pyinfra.context import host, state
+from pyinfra.operations import files, python
+
+from .. import inventory
+from ..defaults import role_defaults, role_options
+from ..model import InventoryView, build
+from ..render import render
+from .hosts import INVENTORY
+
+_UNSET = object()
+
+
+@cache
+def _view(source: str) -> InventoryView:
+    return inventory.load(source)
+
+
+def inventory_view() -> InventoryView:
+    """The inventory the current host came from, as the preflight and the model read it."""
+    return _view(str(host.data.get(INVENTORY)))
+
+
+@cache
+def _cluster(source: str) -> dict[str, Any]:
+    return build(_view(source)).to_dict()
+
+
+def cluster() -> dict[str, Any]:
+    """The cluster model: ``groups | kafkaform.platform.cluster(hostvars)`` in a role."""
+    return _cluster(str(host.data.get(INVENTORY)))
+
+
+def templated(variables: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """``names`` of ``variables``, templated by Ansible with all of ``variables``: a role default
+    such as ``"{{ 'zookeeper' | kafkaform.platform.release_version }}"`` becomes what the role
+    reads (the collection's filters load through Ansible's collection loader)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    trusted = {name: trust_as_template(value) if isinstance(value, str) else value
+               for name, value in variables.items()}
+    templar = Templar(loader=DataLoader(), variables=trusted)
+    return {name: templar.template(trusted[name]) for name in names if name in trusted}
+
+
+def host_variables(of: Host) -> dict[str, Any]:
+    """Every variable the inventory gives the host ``of``."""
+    found: dict[str, Any] = of.data.dict()  # type: ignore[no-untyped-call]  # untyped in pyinfra
+    return found
+
+
+def role_settings(role: str, *also: str, of: Host | None = None) -> dict[str, Any]:
+    """The inputs of ``role`` on the host ``of`` (the current host by default) as the
+    ``kafkaform.platform.role_settings`` lookup hands them to the role's context inside the role:
+    every name the role's argument spec declares, from the inventory or else the role's defaults,
+    templated; and the ``also`` names the inventory sets."""
+    data = (of or host).data
+    variables = {**role_defaults(role), **host_variables(of or host)}
+    names = [name for name in role_options(role) if name in variables]
+    names += [name for name in also if data.get(name, _UNSET) is not _UNSET]
+    return templated(variables, names)
+
+
+def play_hosts(group: str) -> list[Host]:
+    """The hosts of ``group`` this run deploys to (``--limit`` applied), in inventory order: a
+    play's ``ansible_play_hosts``."""
+    active = set(state.activated_hosts) if state.activated_hosts else None
+    return [h for h in state.inventory.get_group(group, default=[])
+            if active is None or h in active]
+
+
+def put_rendered(template: str, variables: Mapping[str, Any], dest: str, *, user: str = "root",
+                 group: str = "root", mode: str = "644") -> OperationMeta:
+    """``ansible.builtin.template``: ``templates/<template>`` rendered with ``variables``.
+
+    Like Ansible's template module, a missing parent directory is an error, not created.
+    """
+    content = render(template, variables).encode()
+    return files.put(name=f"Write {dest}", src=BytesIO(content), dest=dest, user=user,
+                     group=group, mode=mode, create_remote_dir=False)
+
+
+def put_content(content: str, dest: str, *, user: str = "root", group: str = "root",
+                mode: str = "644") -> OperationMeta:
+    """``ansible.builtin.copy`` with ``content``."""
+    return files.put(name=f"Write {dest}", src=BytesIO(content.encode()), dest=dest, user=user,
+                     group=group, mode=mode, create_remote_dir=False)
+
+
+def will_change(*operations: OperationMeta) -> bool:
+    """Whether any of ``operations`` changes the host in this run (known when the deploy is
+    planned, before anything runs)."""
+    return any(operation.will_change for operation in operations)
+
+
+@dataclass(frozen=True)
+class Roll:
+    """One rolling restart, as ``roles/rolling_restart`` takes it: ``service`` on ``members`` (in
+    their order), each restarted only when it runs an older configuration than ``restart_files``
+    at the time of the roll; ``gate_argv`` must pass on the first member before the first restart,
+    ``health_argv`` on each member after its own. A member whose ``last_probe_argv`` prints a
+    match of ``last_pattern`` goes last (the ZooKeeper leader, the Kafka controller)."""
+
+    service: str
+    rule: str
+    members: tuple[str, ...]
+    restart_files: Mapping[str, Sequence[str]]
+    gate_argv: Sequence[str]
+    health_argv: Sequence[str]
+    last_probe_argv: Mapping[str, Sequence[str]]
+    last_pattern: str
+    timeout_s: float
+    delay_s: float = 2.0
+
+
+def _run(name: str, argv: Sequence[str]) -> tuple[bool, str]:
+    """``argv`` on the inventory host ``name``: whether it succeeded, and what it printed."""
+    target = state.inventory.get_host(name)
+    ok, output = target.run_shell_command(shlex.join(argv), _sudo=target.data.get("_sudo", False))
+    return bool(ok), "\n".join(output.stdout_lines + output.stderr_lines)
+
+
+def _until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -> tuple[bool, str]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ok, output = _run(name, argv)
+        if ok or time.monotonic() >= deadline:
+            return ok, output
+        time.sleep(delay_s)
+
+
+def _stale_members(roll: Roll) -> list[str]:
+    from .facts import service_stale_argv
+
+    pending = []
+    for member in roll.members:
+        ok, output = _run(member, service_stale_argv(roll.service, roll.restart_files[member]))
+        if not ok:
+            raise DeployError(f"{member}: cannot tell whether {roll.service} is stale: {output}")
+        if json.loads(output.splitlines()[0])["stale"]:
+            pending.append(member)
+    return pending
+
+
+def _roll(roll: Roll) -> None:
+    """Runs at execution time, once: the files are written on every member by then."""
+    pending = _stale_members(roll)
+    if not pending:
+        return
+    first = roll.members[0]
+    healthy, said = _until_ok(first, roll.gate_argv, roll.timeout_s, roll.delay_s)
+    if not healthy:
+        # Restarting a member of an unhealthy cluster can cost its quorum or its data: stop first.
+        raise DeployError(
+            f"{roll.service}: the cluster was not healthy within {roll.timeout_s:g} s, so no "
+            f"member was restarted ({', '.join(pending)} still need it). "
+            f"{roll.gate_argv[0].rsplit('/', 1)[-1]} says: {'; '.join(said.splitlines())}. "
+            f"Bring the member that is down back, then run again: the restart is still pending. "
+            f"[{roll.rule}]")
+    last = {member for member, argv in roll.last_probe_argv.items()
+            if re.search(roll.last_pattern, _run(member, argv)[1])}
+    order = [m for m in pending if m not in last] + [m for m in pending if m in last]
+    for member in order:
+        ok, said = _run(member, ["systemctl", "daemon-reload"])
+        if ok:
+            ok, said = _run(member, ["systemctl", "restart", f"{roll.service}.service"])
+        if ok:
+            ok, said = _until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
+        if not ok:
+            raise DeployError(f"{member}: {roll.service} did not come back healthy within "
+                              f"{roll.timeout_s:g} s after its restart: {said} [{roll.rule}]")
+
+
+def roll_restarts(roll: Roll, might_be_stale: bool) -> None:
+    """Add the rolling restart to the deploy, on the current host when it might need a restart
+    (its files change in this run, or its service predates them already); it runs once, after
+    every earlier operation, and asks each member again before touching any."""
+    if might_be_stale:
+        python.call(name=f"Roll the restart of {roll.service} through the members [{roll.rule}]",
+                    function=_roll, roll=roll, _run_once=True)
