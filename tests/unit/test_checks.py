@@ -316,6 +316,13 @@ def test_shared_zookeeper_and_broker_host_is_a_warning_only() -> None:
     assert [(f.rule, f.severity, f.hosts) for f in found] == [("ZK-11", "warning", ("zk1",))]
 
 
+def test_replication_factor_one_asks_for_replication_not_an_impossible_min_isr() -> None:
+    found = errors_of(lab_like(), {"kafka_default_replication_factor": 1,
+                                   "kafka_min_insync_replicas": 1})
+    assert [f.rule for f in found] == ["TR-02"]
+    assert found[0].fix.startswith("replicate over at least 2 brokers")
+
+
 def test_pipeline_with_one_broker_is_refused() -> None:
     spec = lab_like()
     for host in ("k2", "k3"):

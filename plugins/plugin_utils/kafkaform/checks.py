@@ -185,7 +185,9 @@ def replication(view: InventoryView) -> Iterator[Finding]:
                       f"kafka_min_insync_replicas is {isr_raw!r} with replication factor "
                       f"{rf}; it must be at least 1 and below the replication factor, or one "
                       "broker down stops acks=all writes and no rolling restart is possible",
-                      f"set kafka_min_insync_replicas to {max(1, rf - 1)}")
+                      f"set kafka_min_insync_replicas to {rf - 1}" if rf > 1 else
+                      "replicate over at least 2 brokers (kafka_default_replication_factor 2 or "
+                      "more) and set kafka_min_insync_replicas below it")
 
 
 def spark_needs_master(view: InventoryView) -> Iterator[Finding]:

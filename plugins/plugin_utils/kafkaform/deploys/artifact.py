@@ -23,10 +23,14 @@ DOWNLOAD = ("import shutil, sys, urllib.request; shutil.copyfileobj(urllib.reque
             "sys.argv[1], timeout=int(sys.argv[2])), open(sys.argv[3], 'wb'))")
 
 
-def install(name: str, version: str, url: str, install_root: str, link: str) -> None:
+def install(name: str, version: str, url: str, install_root: str | None = None,
+            link: str | None = None) -> None:
     """The artifact role with these inputs (its other inputs from the inventory or its defaults)."""
-    given = {"artifact_name": name, "artifact_version": version, "artifact_url": url,
-             "artifact_install_root": install_root, "artifact_link": link}
+    given = {"artifact_name": name, "artifact_version": version, "artifact_url": url}
+    if install_root is not None:
+        given["artifact_install_root"] = install_root
+    if link is not None:
+        given["artifact_link"] = link
     defaults = role_defaults("artifact")
     a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
     archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
@@ -66,5 +70,5 @@ def install(name: str, version: str, url: str, install_root: str, link: str) -> 
     # Written after a complete unpack, so an interrupted one is redone next run.
     put_content(f"name={name}\nversion={version}\narchive={archive}\nsha512={digest}\n", marker,
                 user=owner, group=group, mode="644")
-    files.link(name=f"Point {link} at {directory}", path=str(a["artifact_link"]),
+    files.link(name=f"Point {a['artifact_link']} at {directory}", path=str(a["artifact_link"]),
                target=directory, user=owner, group=group)

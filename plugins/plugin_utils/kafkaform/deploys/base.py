@@ -12,7 +12,7 @@ import re
 import shlex
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from io import BytesIO
 from typing import Any
@@ -76,8 +76,9 @@ def role_settings(role: str, *also: str, of: Host | None = None) -> dict[str, An
     ``kafkaform.platform.role_settings`` lookup hands them to the role's context inside the role:
     every name the role's argument spec declares, from the inventory or else the role's defaults,
     templated; and the ``also`` names the inventory sets."""
-    data = (of or host).data
-    variables = {**role_defaults(role), **host_variables(of or host)}
+    target = host if of is None else of  # `of or host` would ask the host proxy for its length
+    data = target.data
+    variables = {**role_defaults(role), **host_variables(target)}
     names = [name for name in role_options(role) if name in variables]
     names += [name for name in also if data.get(name, _UNSET) is not _UNSET]
     return templated(variables, names)
@@ -120,8 +121,10 @@ class Roll:
     """One rolling restart, as ``roles/rolling_restart`` takes it: ``service`` on ``members`` (in
     their order), each restarted only when it runs an older configuration than ``restart_files``
     at the time of the roll; ``gate_argv`` must pass on the first member before the first restart,
-    ``health_argv`` on each member after its own. A member whose ``last_probe_argv`` prints a
-    match of ``last_pattern`` goes last (the ZooKeeper leader, the Kafka controller)."""
+    ``health_argv`` on each member after its own. Last go a member whose ``last_probe_argv``
+    prints a match of ``last_pattern`` (the ZooKeeper leader), and the member whose id in
+    ``member_ids`` the gate's JSON answer gives under ``last_key`` (the Kafka controller);
+    ``after_argv`` runs on the first member once the roll is done."""
 
     service: str
     rule: str
@@ -129,25 +132,42 @@ class Roll:
     restart_files: Mapping[str, Sequence[str]]
     gate_argv: Sequence[str]
     health_argv: Sequence[str]
-    last_probe_argv: Mapping[str, Sequence[str]]
-    last_pattern: str
     timeout_s: float
+    last_probe_argv: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    last_pattern: str = ""
+    last_key: str = ""
+    member_ids: Mapping[str, str] = field(default_factory=dict)
+    after_argv: Sequence[str] = ()
     delay_s: float = 2.0
 
 
-def _run(name: str, argv: Sequence[str]) -> tuple[bool, str]:
-    """``argv`` on the inventory host ``name``: whether it succeeded, and what it printed."""
+@dataclass(frozen=True)
+class Ran:
+    """What a command run on a host at execution time did."""
+
+    ok: bool
+    stdout: str
+    stderr: str
+
+    @property
+    def said(self) -> str:
+        return "; ".join((self.stdout + "\n" + self.stderr).split("\n")).strip("; ")
+
+
+def run_on(name: str, argv: Sequence[str]) -> Ran:
+    """``argv`` on the inventory host ``name``, now (inside an operation's function)."""
     target = state.inventory.get_host(name)
     ok, output = target.run_shell_command(shlex.join(argv), _sudo=target.data.get("_sudo", False))
-    return bool(ok), "\n".join(output.stdout_lines + output.stderr_lines)
+    return Ran(bool(ok), output.stdout, output.stderr)
 
 
-def _until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -> tuple[bool, str]:
+def until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -> Ran:
+    """``argv`` on ``name`` every ``delay_s`` until it succeeds or ``timeout_s`` has passed."""
     deadline = time.monotonic() + timeout_s
     while True:
-        ok, output = _run(name, argv)
-        if ok or time.monotonic() >= deadline:
-            return ok, output
+        ran = run_on(name, argv)
+        if ran.ok or time.monotonic() >= deadline:
+            return ran
         time.sleep(delay_s)
 
 
@@ -156,10 +176,10 @@ def _stale_members(roll: Roll) -> list[str]:
 
     pending = []
     for member in roll.members:
-        ok, output = _run(member, service_stale_argv(roll.service, roll.restart_files[member]))
-        if not ok:
-            raise DeployError(f"{member}: cannot tell whether {roll.service} is stale: {output}")
-        if json.loads(output.splitlines()[0])["stale"]:
+        ran = run_on(member, service_stale_argv(roll.service, roll.restart_files[member]))
+        if not ran.ok:
+            raise DeployError(f"{member}: cannot tell whether {roll.service} is stale: {ran.said}")
+        if json.loads(ran.stdout)["stale"]:
             pending.append(member)
     return pending
 
@@ -170,27 +190,34 @@ def _roll(roll: Roll) -> None:
     if not pending:
         return
     first = roll.members[0]
-    healthy, said = _until_ok(first, roll.gate_argv, roll.timeout_s, roll.delay_s)
-    if not healthy:
+    gate = until_ok(first, roll.gate_argv, roll.timeout_s, roll.delay_s)
+    if not gate.ok:
         # Restarting a member of an unhealthy cluster can cost its quorum or its data: stop first.
         raise DeployError(
             f"{roll.service}: the cluster was not healthy within {roll.timeout_s:g} s, so no "
             f"member was restarted ({', '.join(pending)} still need it). "
-            f"{roll.gate_argv[0].rsplit('/', 1)[-1]} says: {'; '.join(said.splitlines())}. "
+            f"{roll.gate_argv[0].rsplit('/', 1)[-1]} says: {gate.said}. "
             f"Bring the member that is down back, then run again: the restart is still pending. "
             f"[{roll.rule}]")
     last = {member for member, argv in roll.last_probe_argv.items()
-            if re.search(roll.last_pattern, _run(member, argv)[1])}
+            if re.search(roll.last_pattern, run_on(member, argv).stdout)}
+    if roll.last_key:
+        answer = json.loads(gate.stdout).get(roll.last_key)
+        last |= {m for m, i in roll.member_ids.items() if str(i) == str(answer)}
     order = [m for m in pending if m not in last] + [m for m in pending if m in last]
     for member in order:
-        ok, said = _run(member, ["systemctl", "daemon-reload"])
-        if ok:
-            ok, said = _run(member, ["systemctl", "restart", f"{roll.service}.service"])
-        if ok:
-            ok, said = _until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
-        if not ok:
+        ran = run_on(member, ["systemctl", "daemon-reload"])
+        if ran.ok:
+            ran = run_on(member, ["systemctl", "restart", f"{roll.service}.service"])
+        if ran.ok:
+            ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
+        if not ran.ok:
             raise DeployError(f"{member}: {roll.service} did not come back healthy within "
-                              f"{roll.timeout_s:g} s after its restart: {said} [{roll.rule}]")
+                              f"{roll.timeout_s:g} s after its restart: {ran.said} [{roll.rule}]")
+    if roll.after_argv:
+        ran = run_on(first, roll.after_argv)
+        if not ran.ok:
+            raise DeployError(f"{first}: {shlex.join(roll.after_argv)} failed: {ran.said}")
 
 
 def roll_restarts(roll: Roll, might_be_stale: bool) -> None:

@@ -24,13 +24,13 @@ from ..paths import role_dir
 from . import artifact
 from .base import (
     Roll,
-    _until_ok,
     cluster,
     play_hosts,
     put_content,
     put_rendered,
     role_settings,
     roll_restarts,
+    until_ok,
     will_change,
 )
 from .facts import CommandOutput, ServiceStale
@@ -50,13 +50,13 @@ def settings(of: Host | None = None) -> dict[str, Any]:
     """``zookeeper_settings`` of roles/zookeeper/vars/main.yml, for the host ``of``."""
     found = role_settings(ROLE, "os_tuning_nofile_limit", of=of)
     found["zookeeper_java_home"] = found.get("zookeeper_java_home") or _java_home_detected(
-        of or host)
+        host if of is None else of)
     return found
 
 
 def context(of: Host | None = None) -> dict[str, Any]:
     """The ``zookeeper`` dict every template of templates/zookeeper/ reads."""
-    return zookeeper_context(cluster(), (of or host).name, settings(of))
+    return zookeeper_context(cluster(), (host if of is None else of).name, settings(of))
 
 
 def _secret(name: str) -> str:
@@ -147,11 +147,11 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
 
 
 def _wait_for_quorum(zk: dict[str, Any], timeout_s: float) -> None:
-    ok, said = _until_ok(host.name, [FOUR_LETTER_WORD_SCRIPT, "--quorum",
-                                     ",".join(zk["client_addresses"])], timeout_s, 2.0)
-    if not ok:
+    ran = until_ok(host.name, [FOUR_LETTER_WORD_SCRIPT, "--quorum",
+                               ",".join(zk["client_addresses"])], timeout_s, 2.0)
+    if not ran.ok:
         raise DeployError(f"{host.name}: the ensemble does not serve with one leader after "
-                          f"{timeout_s:g} s: {said} (ZK-13)")
+                          f"{timeout_s:g} s: {ran.said} (ZK-13)")
 
 
 @deploy("zookeeper")

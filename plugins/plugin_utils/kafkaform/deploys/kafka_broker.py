@@ -1,0 +1,325 @@
+"""``roles/kafka_broker`` as a pyinfra deploy: the same security gate, install, files, TLS material
+and secrets, rolling restart (every broker registered and nothing under-replicated before each,
+the active controller last), declared topics, users and ACLs through the same admin helper.
+
+    pyinfra @kafkaform/inventory/lab kafkaform.deploys.kafka_broker.kafka_broker
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from pyinfra.api.deploy import deploy
+from pyinfra.api.exceptions import DeployError
+from pyinfra.api.host import Host
+from pyinfra.context import host
+from pyinfra.operations import apt, files, python, server, systemd
+
+from .. import pki, secrets, security_steps
+from ..acls import plan as acls_plan
+from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts.kafka_broker import kafka_broker_context
+from ..model import KAFKA_BROKER
+from ..paths import role_dir
+from ..topics import parse_describe
+from ..topics import plan as topics_plan
+from . import artifact
+from .base import (
+    Roll,
+    cluster,
+    host_variables,
+    play_hosts,
+    put_content,
+    put_rendered,
+    role_settings,
+    roll_restarts,
+    run_on,
+    until_ok,
+    will_change,
+)
+from .facts import CommandOutput, ServiceStale, Sha512File
+
+ROLE = "kafka_broker"
+#: The admin helper every broker gets (roles/kafka_broker/vars/main.yml).
+ADMIN_SCRIPT = "/usr/local/sbin/kafkaform-kafka"
+#: Marks that Kafka's ZkSecurityMigrator ran at the tls_replication step of securing in place.
+ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
+
+
+def settings(of: Host | None = None) -> dict[str, Any]:
+    """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
+    target = host if of is None else of
+    found = role_settings(ROLE, "os_tuning_nofile_limit", of=target)
+    arch, _, cores = target.get_fact(CommandOutput, argv=(
+        "sh", "-c", "dpkg --print-architecture; nproc")).partition("\n")
+    found["kafka_broker_java_home"] = (found.get("kafka_broker_java_home")
+                                       or f"/usr/lib/jvm/java-17-openjdk-{arch.strip()}")
+    found["kafka_broker_cores"] = int(cores.strip() or 1)
+    return found
+
+
+def context(of: Host | None = None) -> dict[str, Any]:
+    """The ``kafka_broker`` dict every template of templates/kafka_broker/ reads."""
+    return kafka_broker_context(cluster(), (host if of is None else of).name, settings(of))
+
+
+def admin(kb: dict[str, Any]) -> list[str]:
+    """The admin helper's command line with this cluster's bootstrap servers."""
+    return [ADMIN_SCRIPT, "--bootstrap", kb["admin_bootstrap_servers"], "--conf", kb["conf_dir"],
+            "--libs", f"{kb['install_dir']}/libs", "--java", kb["java"]["binary"]]
+
+
+def _secret(name: str) -> str:
+    keys = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
+    return secrets.secret(name, {k: host.data.get(k) for k in keys if host.data.get(k) is not None})
+
+
+def _security_gate(kb: dict[str, Any]) -> None:
+    """roles/kafka_broker/tasks/security_gate.yml. SE-01, SE-10"""
+    path = kb["java"]["config"]
+    running = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(path)} || true"))
+    if running:
+        problem = security_steps.step_problem(
+            host.name, path, security_steps.broker_step(running), kb["security_step"])
+        if problem:
+            raise DeployError(problem)
+
+
+def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
+    """roles/kafka_broker/tasks/install.yml; returns the admin helper's operation."""
+    apt.packages(name="Install the Java 17 runtime and openssl",
+                 packages=[str(s["kafka_broker_java_package"]), "openssl"], update=True,
+                 cache_time=86400)
+    server.group(name="Create the kafka group", group=kb["group"], system=True)
+    server.user(name="Create the kafka user, without a login shell", user=kb["user"],
+                group=kb["group"], system=True, shell="/usr/sbin/nologin", home="/var/lib/kafka",
+                create_home=False, ensure_home=False)
+    artifact.install("kafka", str(s["kafka_broker_version"]), str(s["kafka_broker_archive_url"]))
+    return files.put(name="Install the Kafka admin helper",
+                     src=str(role_dir(ROLE) / "files" / "kafkaform-kafka"), dest=ADMIN_SCRIPT,
+                     user="root", group="root", mode="755")
+
+
+def _configure(kb: dict[str, Any], version: str) -> tuple[list[Any], Any]:
+    """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
+    group = kb["group"]
+    files.directory(name="Create the configuration directory", path=kb["conf_dir"],
+                    user="root", group=group, mode="750")
+    for path in kb["read_write_paths"]:
+        files.directory(name=f"Create {path}", path=path, user=kb["user"], group=group,
+                        mode="750")
+    rendered = {ROLE: kb}
+    ops = [
+        put_rendered("kafka_broker/server.properties.j2", rendered, kb["java"]["config"],
+                     group=group, mode="640"),
+        put_rendered("kafka_broker/log4j.properties.j2", rendered,
+                     f"{kb['conf_dir']}/log4j.properties", group=group, mode="640"),
+        put_content(f"kafka {version}\n", f"{kb['conf_dir']}/release", group=group, mode="640"),
+    ]
+    unit = put_rendered("kafka_broker/kafka.service.j2", rendered,
+                        f"{SYSTEMD_UNIT_DIR}/kafka.service")
+    return [*ops, unit], unit
+
+
+def _tls_settings() -> dict[str, Any]:
+    """What the host_certificate action hands kafkaform.pki: the cluster settings it reads."""
+    names = {"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"}
+    return {k: v for k, v in host_variables(host).items()
+            if k in names or k.startswith("kafkaform_tls_")}
+
+
+def _install_tls(names: list[str], rotation: str, targets: dict[str, str], group: str) -> None:
+    """At execution time: issue the certificate on the control node, then copy the files whose
+    content differs (root:<group> 0640)."""
+    issued = pki.ensure_host(_tls_settings(), host.name, names, "kafka-broker",
+                             keep_previous_ca=rotation == "trust", renew=rotation == "renew")
+    sources = {"trust": issued.trust, "keystore": issued.keystore}
+    for kind, dest in targets.items():
+        content = Path(sources[kind]).read_bytes()
+        remote = run_on(host.name, ["sh", "-c", f"sha512sum {shlex.quote(dest)} || true"])
+        if remote.stdout.split(" ")[0] == hashlib.sha512(content).hexdigest():
+            continue
+        if not host.put_file(BytesIO(content), dest):
+            raise DeployError(f"{host.name}: could not copy {sources[kind]} to {dest}")
+        ran = run_on(host.name, ["sh", "-c", f"chown root:{shlex.quote(group)} {shlex.quote(dest)}"
+                                             f" && chmod 640 {shlex.quote(dest)}"])
+        if not ran.ok:
+            raise DeployError(f"{host.name}: {dest}: {ran.said}")
+
+
+def _security(kb: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], bool]:
+    """roles/kafka_broker/tasks/security.yml; returns the operations of the files the broker
+    reads at start, and whether its certificate or trust bundle may change in this run."""
+    group = kb["group"]
+    rotation = str(host.data.get("kafkaform_tls_rotation_step") or "")
+    names = list(kb["tls_names"])
+    # Asked without writing anything: --dry must leave the control node as it is too.
+    planned = pki.ensure_host(_tls_settings(), host.name, names, "kafka-broker", dry_run=True,
+                              keep_previous_ca=rotation == "trust", renew=rotation == "renew")
+    files.directory(name="Create the TLS directory", path=kb["tls"]["dir"], user="root",
+                    group=group, mode="750")
+    targets = {"trust": kb["tls"]["trust"], "keystore": kb["tls"]["keystore"]}
+    sources = {"trust": planned.trust, "keystore": planned.keystore}
+    tls_changes = planned.changed or any(
+        not Path(sources[kind]).is_file()
+        or host.get_fact(Sha512File, path=dest)
+        != hashlib.sha512(Path(sources[kind]).read_bytes()).hexdigest()
+        for kind, dest in targets.items())
+    if tls_changes:
+        python.call(name="Issue the broker's certificate and install it with the cluster CA",
+                    function=_install_tls, names=names, rotation=rotation, targets=targets,
+                    group=group)
+    put_rendered("kafka_broker/admin-client.properties.j2", {ROLE: kb},
+                 kb["admin_client_config"], group=group, mode="640")
+    secret_values = {ROLE: kb, "kafka_broker_secrets": {
+        "keystore": _secret("keystore"), "zookeeper": _secret("zookeeper-kafka"),
+        "jmx": str(s["kafka_broker_jmx_password"])}}
+    ops = [put_rendered("kafka_broker/secrets.properties.j2", secret_values,
+                        kb["tls"]["secrets"], group=group, mode="640"),
+           put_rendered("kafka_broker/kafka-jaas.conf.j2", secret_values, kb["jaas_file"],
+                        group=group, mode="640")]
+    jmx = kb["jmx"]
+    if jmx["enabled"]:
+        ops += [
+            put_rendered("kafka_broker/jmx.properties.j2", secret_values, jmx["config"],
+                         group=group, mode="640"),
+            put_rendered("kafka_broker/jmx.access.j2", secret_values, jmx["access_file"],
+                         group=group, mode="640"),
+            # The JVM refuses a password file anyone but its owner can read.
+            put_rendered("kafka_broker/jmx.password.j2", secret_values, jmx["password_file"],
+                         user=kb["user"], group=group, mode="600"),
+            put_rendered("kafka_broker/jmx-ssl.properties.j2", secret_values,
+                         jmx["ssl_config"], group=group, mode="640"),
+        ]
+    return ops, tls_changes
+
+
+def _converge_declared(kb: dict[str, Any], topics: list[Any], users: list[Any],
+                       acls: list[Any], iterations: int) -> None:
+    """roles/kafka_broker/tasks/topics.yml and access.yml, at execution time, once."""
+    tool = admin(kb)
+    if topics:
+        described = run_on(host.name, [*tool, "describe"])
+        if not described.ok:
+            raise DeployError(f"{host.name}: describing the topics failed: {described.said}")
+        plan = topics_plan(topics, parse_describe(described.stdout))
+        if plan["refusals"]:
+            raise DeployError("; ".join(r["message"] for r in plan["refusals"]) + " [TR-05]")
+        for action in plan["actions"]:
+            ran = run_on(host.name, [*tool, "apply", json.dumps(action)])
+            if not ran.ok:
+                raise DeployError(f"{host.name}: {action['message']}: {ran.said}")
+    if users:
+        # Passwords go through stdin only, never a command line or a log. SE-06
+        ok, output = host.run_shell_command(
+            shlex.join([*tool, "users"]),
+            _stdin=json.dumps({"iterations": iterations, "users": users}))
+        if not ok:
+            raise DeployError(f"{host.name}: converging the SCRAM users failed: "
+                              f"{output.stderr}")
+    if acls:
+        listed = run_on(host.name, [*tool, "acl-list"])
+        if not listed.ok:
+            raise DeployError(f"{host.name}: listing the ACLs failed: {listed.said}")
+        for change in acls_plan(acls, listed.stdout):
+            ran = run_on(host.name, [*tool, "acl-apply", json.dumps(change)])
+            if not ran.ok:
+                raise DeployError(f"{host.name}: {change['message']}: {ran.said}")
+
+
+def _declared_changes(kb: dict[str, Any], s: dict[str, Any]) -> bool:
+    """Whether the declared topics, users or ACLs differ from the cluster's, asked when the deploy
+    is planned; True when the cluster cannot answer yet (a fresh one), so the run converges them
+    once the brokers are up."""
+    tool = admin(kb)
+    topics, users, acls = (list(s[f"kafka_broker_{kind}"]) for kind in ("topics", "users", "acls"))
+    try:
+        if topics:
+            plan = topics_plan(topics, parse_describe(
+                host.get_fact(CommandOutput, argv=(*tool, "describe"))))
+            if plan["actions"] or plan["refusals"]:
+                return True
+        if acls and acls_plan(acls, host.get_fact(CommandOutput, argv=(*tool, "acl-list"))):
+            return True
+        if users:
+            wanted = {"iterations": s["kafka_broker_scram_iterations"], "users": users}
+            answer = host.get_fact(CommandOutput, argv=(*tool, "--dry-run", "users"),
+                                   _stdin=json.dumps(wanted))
+            return bool(json.loads(answer)["changed"])
+    except (ValueError, KeyError, TypeError):
+        return True
+    return False
+
+
+@deploy("kafka_broker")
+def kafka_broker() -> None:
+    """The kafka_broker role on the hosts of the kafka_broker group (playbooks/kafka_broker.yml)."""
+    if KAFKA_BROKER not in host.groups:
+        return
+    s = settings()
+    kb = kafka_broker_context(cluster(), host.name, s)
+    _security_gate(kb)
+    helper = _install(kb, s)
+    restart_ops, unit = _configure(kb, str(s["kafka_broker_version"]))
+    secret_ops, tls_changes = _security(kb, s)
+    if will_change(unit):
+        systemd.daemon_reload(name="Reload systemd for the Kafka unit")
+    started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
+                              enabled=True)
+    members = play_hosts(KAFKA_BROKER)
+    contexts = {m.name: kb if m.name == host.name else context(m) for m in members}
+    # Asked of the host, not remembered by a run: a run stopped between writing a file and the
+    # restart left the broker stale. OP-03
+    stale_now = host.get_fact(ServiceStale, service="kafka",
+                              paths=tuple(kb["restart_files"]))["stale"]
+    might_restart = stale_now or will_change(*restart_ops, *secret_ops)
+    tool = admin(kb)
+    health = [*tool, "health", "--ids", ",".join(str(i) for i in kb["broker_ids"])]
+    timeout_s = float(s["kafka_broker_restart_timeout_s"])
+    roll_restarts(Roll(
+        service="kafka", rule="OP-02", members=tuple(contexts),
+        restart_files={m: c["restart_files"] for m, c in contexts.items()},
+        gate_argv=health, health_argv=health, timeout_s=timeout_s, delay_s=5.0,
+        last_key="controller", member_ids={m: str(c["id"]) for m, c in contexts.items()},
+        after_argv=[*tool, "elect"]), might_be_stale=might_restart)
+    if will_change(started) or might_restart:
+        python.call(name="Wait until every broker is registered and nothing is under-replicated",
+                    function=_wait_healthy, argv=health, timeout_s=timeout_s, _run_once=True)
+    # A broker that starts or restarts in this run reads its new certificate then. SE-02
+    if tls_changes and not (will_change(started) or might_restart):
+        server.shell(name="Load the new certificate and trust bundle into the running broker",
+                     commands=[shlex.join([*tool, "reload-tls"])])
+    _secure_znodes(kb, tool, first=members[0].name == host.name)
+    if will_change(helper) or _declared_changes(kb, s):
+        python.call(name="Converge the declared topics, users and ACLs",
+                    function=_converge_declared, kb=kb, topics=list(s["kafka_broker_topics"]),
+                    users=list(s["kafka_broker_users"]), acls=list(s["kafka_broker_acls"]),
+                    iterations=int(s["kafka_broker_scram_iterations"]), _run_once=True)
+
+
+def _wait_healthy(argv: list[str], timeout_s: float) -> None:
+    ran = until_ok(host.name, argv, timeout_s, 5.0)
+    if not ran.ok:
+        raise DeployError(f"{host.name}: the brokers are not all registered and in sync after "
+                          f"{timeout_s:g} s: {ran.said} (MO-02, MO-03, MO-04)")
+
+
+def _secure_znodes(kb: dict[str, Any], tool: list[str], first: bool) -> None:
+    """roles/kafka_broker/tasks/secure_znodes.yml, its once-per-cluster steps on the first broker
+    of the play. SE-07, SE-10"""
+    if kb["secure_existing_znodes"] and first:
+        done = host.get_fact(CommandOutput, argv=(
+            "sh", "-c", f"test -e {ZNODES_SECURED_MARKER} && echo yes || true"))
+        if not done:
+            server.shell(name="Put ACLs on the znodes the brokers wrote before they logged in",
+                         commands=[shlex.join([*tool, "zk-secure-acls"])])
+        put_content("ZkSecurityMigrator --zookeeper.acl=secure ran at the tls_replication step\n",
+                    ZNODES_SECURED_MARKER, mode="600")
+    elif kb["security_step"] == "plaintext_replication":
+        files.file(name="Forget the znode ACLs while brokers write znodes without them",
+                   path=ZNODES_SECURED_MARKER, present=False)

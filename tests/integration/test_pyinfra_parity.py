@@ -1,0 +1,176 @@
+"""pyinfra's zookeeper and kafka_broker deploys against the roles, both ways (~6 min).
+
+A fresh cluster (one ZooKeeper member, two brokers, a declared topic, a SCRAM user and its ACL)
+converged by pyinfra must look converged to the roles (`--check --diff`: 0 changed). A broker
+setting changed through pyinfra rolls through the brokers, each restarted once, health-gated; the
+roles with the same setting then change nothing and restart nothing, and pyinfra after them
+neither. Own podman network, mirror and hosts (pyinfra-*), shaped like the lab's. Needs root,
+podman, the mirror (`kafkaform mirror build`) and the lab image (`kafkaform lab image`). The
+other direction, a cluster converged by Ansible then by pyinfra, runs in the kafka_broker
+molecule scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .test_pyinfra_os_tuning import ENV, IMAGE, run, wait_for_systemd
+
+BIN = Path(sys.executable).parent
+PREFIX = f"pyinfra-{os.getpid()}"
+ZK, BROKERS, MIRROR, NETWORK = f"{PREFIX}-zk1", (f"{PREFIX}-k1", f"{PREFIX}-k2"), \
+    f"{PREFIX}-mirror", PREFIX
+HOSTS = (ZK, *BROKERS)
+CACHE = Path(os.environ.get("KAFKAFORM_CACHE") or "/var/cache/kafkaform")
+DEPLOY = "kafkaform.deploys.site.kafka"
+PLAYBOOKS = ("playbooks/zookeeper.yml", "playbooks/kafka_broker.yml")
+#: The files the roles manage, per service, and the service whose start time tells a restart.
+FILES = {
+    "zookeeper": ("/var/lib/zookeeper/myid", "/etc/zookeeper/zoo.cfg", "/etc/zookeeper/jaas.conf",
+                  "/etc/zookeeper/client-jaas.conf", "/etc/zookeeper/logback.xml",
+                  "/etc/zookeeper/release", "/etc/systemd/system/zookeeper.service",
+                  "/etc/systemd/system/zookeeper-purge.service",
+                  "/etc/systemd/system/zookeeper-purge.timer", "/usr/local/sbin/zookeeper-4lw",
+                  "/opt/kafkaform/zookeeper"),
+    "kafka": ("/etc/kafka/server.properties", "/etc/kafka/log4j.properties", "/etc/kafka/release",
+              "/etc/kafka/admin-client.properties", "/etc/kafka/tls/secrets.properties",
+              "/etc/kafka/tls/trust.pem", "/etc/kafka/tls/keystore.p12",
+              "/etc/kafka/kafka-jaas.conf", "/etc/systemd/system/kafka.service",
+              "/usr/local/sbin/kafkaform-kafka", "/opt/kafkaform/kafka"),
+}
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("podman") is None, reason="needs root and podman"
+)
+
+
+def podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(["podman", *args], env=ENV, capture_output=True, text=True,
+                            check=False)
+    assert not check or result.returncode == 0, f"podman {' '.join(args)}: {result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    if podman("image", "exists", IMAGE, check=False).returncode != 0:
+        pytest.skip(f"{IMAGE} is missing: build it with `kafkaform lab image`")
+    if not (CACHE / "mirror").is_dir():
+        pytest.skip(f"{CACHE / 'mirror'} is missing: build it with `kafkaform mirror build`")
+    podman("network", "create", NETWORK)
+    try:
+        podman("run", "--detach", "--name", MIRROR, "--network", NETWORK, "--label",
+               "owner=kafkaform-tests", "--volume", f"{CACHE / 'mirror'}:/srv/mirror:ro", IMAGE,
+               "python3", "-m", "http.server", "8000", "--directory", "/srv/mirror")
+        for name in HOSTS:
+            podman("run", "--detach", "--name", name, "--hostname", name, "--network", NETWORK,
+                   "--systemd=always", "--label", "owner=kafkaform-tests", IMAGE, "/sbin/init")
+        for name in HOSTS:
+            wait_for_systemd(name)
+        yield
+    finally:
+        podman("rm", "--force", "--time", "0", *HOSTS, MIRROR, check=False)
+        podman("network", "rm", "--force", NETWORK, check=False)
+
+
+def inventory(directory: Path, secrets: Path, **settings: Any) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {
+        "vars": {"ansible_connection": "containers.podman.podman",
+                 "ansible_python_interpreter": "/usr/bin/python3",
+                 "kafka_cluster_name": "parity", "kafkaform_allow_single_zookeeper": True,
+                 "kafkaform_secrets_dir": str(secrets),
+                 "kafkaform_apache_mirror_url": f"http://{MIRROR}:8000",
+                 "kafka_default_replication_factor": 2, "kafka_min_insync_replicas": 1,
+                 "zookeeper_heap_mb": 256, "kafka_broker_heap_mb": 384,
+                 "kafka_topics": [{"name": "kf.parity", "partitions": 3,
+                                   "replication_factor": 2}],
+                 "kafka_users": [{"name": "parity", "password": "parity-secret"}],
+                 "kafka_acls": [{"principal": "User:parity", "resource_type": "topic",
+                                 "resource_name": "kf.parity", "operations": ["Read"]}],
+                 **settings},
+        "children": {"zookeeper": {"hosts": {ZK: {"zookeeper_id": 1}}},
+                     "kafka_broker": {"hosts": {b: {"kafka_broker_id": i}
+                                                for i, b in enumerate(BROKERS, start=1)}}}}}))
+    return directory
+
+
+def state(host: str, service: str) -> list[str]:
+    """sha256 (or link target), owner, group and mode of each managed file."""
+    listing = podman("exec", host, "sh", "-c",
+                     'for f in "$@"; do if [ -L "$f" ]; then t=$(readlink "$f"); '
+                     'else t=$(sha256sum "$f" | cut -d" " -f1); fi; '
+                     'printf "%s %s %s\\n" "$f" "$t" "$(stat -c "%U %G %a" "$f")"; done',
+                     "files", *FILES[service])
+    return listing.stdout.splitlines()
+
+
+def everything() -> dict[str, list[str]]:
+    return {ZK: state(ZK, "zookeeper"), **{b: state(b, "kafka") for b in BROKERS}}
+
+
+def started() -> dict[str, str]:
+    """When each host's service last started (systemd's monotonic clock)."""
+    return {h: podman("exec", h, "systemctl", "show", "--property=ExecMainStartTimestampMonotonic",
+                      "zookeeper" if h == ZK else "kafka").stdout.strip() for h in HOSTS}
+
+
+def ansible(source: Path, *options: str) -> list[str]:
+    """The roles' playbooks (with their preflight); every host's recap line."""
+    recaps = []
+    for playbook in PLAYBOOKS:
+        out = run(str(BIN / "ansible-playbook"), *options, "-i", str(source), playbook).stdout
+        recaps += [line for line in out.splitlines() if "ok=" in line and PREFIX in line]
+    return recaps
+
+
+def pyinfra(source: Path) -> int:
+    """Both deploys; the number of operations that changed a host."""
+    out = run(str(BIN / "pyinfra"), "--yes", "--json", f"@kafkaform/{source}", DEPLOY)
+    totals = json.loads(out.stdout)["results"]["totals"]
+    assert totals["error"] == 0, out.stdout
+    return int(totals["success"])
+
+
+def test_pyinfra_converges_what_the_roles_converge(cluster: None, tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets"
+    base = inventory(tmp_path / "base", secrets)
+    assert pyinfra(base) > 0
+    written, start = everything(), started()
+    described = podman("exec", BROKERS[0], "/usr/local/sbin/kafkaform-kafka", "--conf",
+                       "/etc/kafka", "--libs", "/opt/kafkaform/kafka/libs", "describe").stdout
+    assert "kf.parity" in described
+
+    # The roles, dry, find everything they would write already there.
+    recaps = ansible(base, "--check", "--diff")
+    assert {line.split()[0] for line in recaps} == set(HOSTS), recaps
+    assert all("changed=0" in line for line in recaps), recaps
+    assert everything() == written
+
+    # A broker setting changed through pyinfra: both brokers restart, one at a time.
+    bigger = inventory(tmp_path / "bigger", secrets, kafka_broker_heap_mb=448)
+    assert pyinfra(bigger) > 0
+    now = started()
+    assert [now[b] != start[b] for b in BROKERS] == [True, True]
+    assert now[ZK] == start[ZK]
+    assert all("-Xmx448m" in podman("exec", b, "cat", "/etc/systemd/system/kafka.service").stdout
+               for b in BROKERS)
+
+    # The roles with the same setting: nothing to write, nothing to restart; pyinfra after them
+    # neither.
+    changed = everything()
+    recaps = ansible(bigger)
+    assert all("changed=0" in line for line in recaps), recaps
+    assert everything() == changed and started() == now
+    assert pyinfra(bigger) == 0
+    assert started() == now
