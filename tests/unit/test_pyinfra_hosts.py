@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kafkaform import checks, inventory
 from kafkaform.deploys import hosts
@@ -71,3 +72,21 @@ def test_pyinfra_refuses_a_bad_inventory_before_connecting(tmp_path: Path) -> No
     assert "Connecting to hosts" not in run.stderr + run.stdout
     for line in check.stderr.splitlines():
         assert line in run.stderr
+
+
+def test_the_site_deploy_stops_on_data_disks_it_cannot_converge(tmp_path: Path) -> None:
+    """The data disks are the role's alone so far: the site deploy refuses before any operation
+    (this machine, reached locally, is never changed: the refusal comes first)."""
+    source = tmp_path / "inventory"
+    source.mkdir()
+    (source / "hosts.yml").write_text(yaml.safe_dump({"all": {
+        "vars": {"ansible_connection": "local", "kafkaform_allow_single_zookeeper": True},
+        "children": {"zookeeper": {"hosts": {"zk1": {
+            "zookeeper_id": 1,
+            "os_tuning_data_disks": [{"device": "/dev/vdb", "mount": "/var/lib/zookeeper/txnlog",
+                                      "purpose": "zookeeper_txn_log"}]}}}}}}))
+    run = subprocess.run([str(BIN / "pyinfra"), "--dry", f"@kafkaform/{source}",
+                          "kafkaform.deploys.site.site"],
+                         capture_output=True, text=True, check=False, cwd=ROOT)
+    assert run.returncode != 0
+    assert "zk1: os_tuning_data_disks declares data disks" in run.stderr + run.stdout

@@ -21,7 +21,8 @@ from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.api.operation import OperationMeta
 from pyinfra.context import host, state
-from pyinfra.operations import files, python
+from pyinfra.facts.deb import DebPackages
+from pyinfra.operations import apt, files, python
 
 from .. import inventory
 from ..defaults import role_defaults, role_options
@@ -108,6 +109,17 @@ def put_content(content: str, dest: str, *, user: str = "root", group: str = "ro
     """``ansible.builtin.copy`` with ``content``."""
     return files.put(name=f"Write {dest}", src=BytesIO(content.encode()), dest=dest, user=user,
                      group=group, mode=mode, create_remote_dir=False)
+
+
+def install_packages(name: str, packages: Sequence[str], cache_time: int,
+                     no_recommends: bool = False) -> None:
+    """``ansible.builtin.apt`` with ``update_cache`` and ``cache_valid_time``: Ansible refreshes
+    the package lists on the way to an install and never counts that as a change; pyinfra counts
+    its refresh, so it refreshes only when a package is missing."""
+    installed = host.get_fact(DebPackages)
+    if any(package not in installed for package in packages):
+        apt.packages(name=name, packages=list(packages), update=True, cache_time=cache_time,
+                     no_recommends=no_recommends)
 
 
 def will_change(*operations: OperationMeta) -> bool:

@@ -18,7 +18,7 @@ from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.context import host
-from pyinfra.operations import apt, files, python, server, systemd
+from pyinfra.operations import files, python, server, systemd
 
 from .. import pki, secrets, security_steps
 from ..acls import plan as acls_plan
@@ -33,6 +33,7 @@ from .base import (
     Roll,
     cluster,
     host_variables,
+    install_packages,
     play_hosts,
     put_content,
     put_rendered,
@@ -92,9 +93,8 @@ def _security_gate(kb: dict[str, Any]) -> None:
 
 def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
     """roles/kafka_broker/tasks/install.yml; returns the admin helper's operation."""
-    apt.packages(name="Install the Java 17 runtime and openssl",
-                 packages=[str(s["kafka_broker_java_package"]), "openssl"], update=True,
-                 cache_time=86400)
+    install_packages("Install the Java 17 runtime and openssl",
+                     [str(s["kafka_broker_java_package"]), "openssl"], cache_time=86400)
     server.group(name="Create the kafka group", group=kb["group"], system=True)
     server.user(name="Create the kafka user, without a login shell", user=kb["user"],
                 group=kb["group"], system=True, shell="/usr/sbin/nologin", home="/var/lib/kafka",
@@ -294,12 +294,15 @@ def kafka_broker() -> None:
     if tls_changes and not (will_change(started) or might_restart):
         server.shell(name="Load the new certificate and trust bundle into the running broker",
                      commands=[shlex.join([*tool, "reload-tls"])])
-    _secure_znodes(kb, tool, first=members[0].name == host.name)
-    if will_change(helper) or _declared_changes(kb, s):
+    # The role's run_once steps run on the first broker of the play, as Ansible's do: the admin
+    # helper keeps what it set (the SCRAM users' password hashes) on the broker that ran it.
+    first = members[0].name == host.name
+    _secure_znodes(kb, tool, first)
+    if first and (will_change(helper) or _declared_changes(kb, s)):
         python.call(name="Converge the declared topics, users and ACLs",
                     function=_converge_declared, kb=kb, topics=list(s["kafka_broker_topics"]),
                     users=list(s["kafka_broker_users"]), acls=list(s["kafka_broker_acls"]),
-                    iterations=int(s["kafka_broker_scram_iterations"]), _run_once=True)
+                    iterations=int(s["kafka_broker_scram_iterations"]))
 
 
 def _wait_healthy(argv: list[str], timeout_s: float) -> None:

@@ -14,7 +14,7 @@ from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.context import host
-from pyinfra.operations import apt, files, python, server, systemd
+from pyinfra.operations import files, python, server, systemd
 
 from .. import secrets, security_steps
 from ..contexts import SYSTEMD_UNIT_DIR
@@ -25,6 +25,7 @@ from . import artifact
 from .base import (
     Roll,
     cluster,
+    install_packages,
     play_hosts,
     put_content,
     put_rendered,
@@ -80,9 +81,8 @@ def _install(zk: dict[str, Any], s: dict[str, Any]) -> None:
     # Minimal images drop /usr/share/man; the JRE's postinst then fails to register its man page.
     files.directory(name="Create the man page directory the JRE package writes to",
                     path="/usr/share/man/man1", user="root", group="root", mode="755")
-    apt.packages(name="Install Java 17 from the distribution",
-                 packages=[str(s["zookeeper_java_package"])], update=True, cache_time=3600,
-                 no_recommends=True)
+    install_packages("Install Java 17 from the distribution", [str(s["zookeeper_java_package"])],
+                     cache_time=3600, no_recommends=True)
     server.group(name="Create the zookeeper group", group=zk["group"], system=True)
     server.user(name="Create the zookeeper user, without login or home", user=zk["user"],
                 group=zk["group"], system=True, shell="/usr/sbin/nologin", home=zk["data_dir"],
