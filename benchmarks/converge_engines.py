@@ -44,8 +44,10 @@ def ansible() -> tuple[float, int]:
 def pyinfra() -> tuple[float, int]:
     tool = Path(sys.executable).with_name("pyinfra")
     start = time.monotonic()
+    # Molecule's inventory holds variables that read its environment; kafkaform reads none.
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections")}
     result = subprocess.run([str(tool), "--yes", "--json", f"@kafkaform/{inventory()}", DEPLOY],
-                            cwd=ROOT, capture_output=True, text=True, check=False)
+                            cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     took = time.monotonic() - start
     if result.returncode != 0:
         sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])

@@ -3,6 +3,7 @@ preflight (kafkaform.deploys.hosts)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,23 @@ def test_the_site_deploy_stops_on_data_disks_it_cannot_converge(tmp_path: Path) 
                          capture_output=True, text=True, check=False, cwd=ROOT)
     assert run.returncode != 0
     assert "zk1: os_tuning_data_disks declares data disks" in run.stderr + run.stdout
+
+
+def test_variables_only_another_tool_can_template_are_left_out(tmp_path: Path) -> None:
+    """As in molecule's inventories: a variable that reads that tool's environment."""
+    source = tmp_path / "inventory"
+    shutil.copytree(LAB, source)
+    with (source / "group_vars" / "all.yml").open("a", encoding="utf-8") as handle:
+        handle.write("molecule_yml: \"{{ lookup('file', 'no-such-file.yml') | from_yaml }}\"\n")
+    found = {h.name: h for h in hosts.pyinfra_hosts(source)}
+    assert "molecule_yml" not in found["kf-zk1"].data
+    assert found["kf-zk1"].data["kafka_cluster_name"] == "lab"
+
+
+def test_a_kafkaform_input_that_cannot_be_templated_stops_the_run(tmp_path: Path) -> None:
+    source = tmp_path / "inventory"
+    shutil.copytree(LAB, source)
+    with (source / "group_vars" / "all.yml").open("a", encoding="utf-8") as handle:
+        handle.write("kafkaform_tls_ca_cert: \"{{ lookup('file', 'no-such-ca.pem') }}\"\n")
+    with pytest.raises(hosts.InventoryRefused, match=r"no-such-ca\.pem"):
+        list(hosts.pyinfra_hosts(source))

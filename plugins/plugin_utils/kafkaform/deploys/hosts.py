@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import checks, inventory
 from ..cli import InputError
-from ..defaults import as_bool
+from ..defaults import as_bool, known_inputs
 from ..model import InventoryView
 
 #: Host data key naming the connector that executes on the host (see :mod:`.connector`).
@@ -116,9 +116,26 @@ def preflight(view: InventoryView, source: str | Path) -> None:
 
 
 def host_data(host: inventory.InventoryHost, source: str | Path) -> dict[str, Any]:
-    """The inventory's variables of one host, templated, and its connection keys."""
-    data = {key: plain(host.variables[key]) for key in host.variables
-            if key not in MAGIC_VARIABLES}
+    """The inventory's variables of one host, templated, and its connection keys.
+
+    Ansible templates a variable only where a task uses it; pyinfra's host data is plain values,
+    so each is templated here. One that cannot be templated outside its own tool (molecule's
+    ``lookup('env', ...)`` variables, say) is left out, unless kafkaform or the connection reads
+    it: then the run stops, naming it.
+    """
+    from ansible.errors import AnsibleError
+
+    read = known_inputs()
+    data = {}
+    for key in host.variables:
+        if key in MAGIC_VARIABLES:
+            continue
+        try:
+            data[key] = plain(host.variables[key])
+        except AnsibleError as error:
+            if key in read or key.startswith("ansible_"):
+                raise InventoryRefused(f"{host.name}: {key} cannot be templated: {error}. Fix: "
+                                       "give it a value pyinfra can read") from error
     data.update(connection_data(host.name, data))
     data[INVENTORY] = str(source)
     return data
@@ -130,10 +147,15 @@ def pyinfra_hosts(source: str | Path) -> Iterator[PyinfraHost]:
     Raises :class:`InventoryRefused` before yielding anything when ``source`` is not an inventory,
     breaks a cluster rule, or names a connection pyinfra cannot make.
     """
+    from ansible.errors import AnsibleError
+
     try:
         view, hosts = inventory.load_hosts(source)
+        preflight(view, source)
     except InputError as error:
         raise InventoryRefused(str(error)) from error
-    preflight(view, source)
+    except AnsibleError as error:  # a value the rules read that cannot be templated
+        raise InventoryRefused(f"{source}: {error}. Fix: give it a value Ansible can template "
+                               f"(`ansible-inventory -i {source} --list` shows it)") from error
     built = [PyinfraHost(h.name, host_data(h, source), h.groups) for h in hosts]
     yield from built
