@@ -56,8 +56,8 @@ def settings(of: Host | None = None) -> dict[str, Any]:
     """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
     target = host if of is None else of
     found = role_settings(ROLE, "os_tuning_nofile_limit", of=target)
-    arch, _, cores = target.get_fact(CommandOutput, argv=(
-        "sh", "-c", "dpkg --print-architecture; nproc")).partition("\n")
+    arch, cores = (target.get_fact(CommandOutput, argv=(
+        "sh", "-c", "dpkg --print-architecture; nproc")) + "\n").split("\n")[:2]
     found["kafka_broker_java_home"] = (found.get("kafka_broker_java_home")
                                        or f"/usr/lib/jvm/java-17-openjdk-{arch.strip()}")
     found["kafka_broker_cores"] = int(cores.strip() or 1)
