@@ -1,7 +1,8 @@
 """pyinfra's zookeeper and kafka_broker deploys against the roles, both ways (~6 min).
 
 A fresh cluster (one ZooKeeper member, two brokers, a declared topic, a SCRAM user and its ACL)
-converged by pyinfra must look converged to the roles (`--check --diff`: 0 changed). A broker
+converged by pyinfra passes `kafkaform verify` and must look converged to the roles
+(`--check --diff`: 0 changed). A broker
 setting changed through pyinfra rolls through the brokers, each restarted once, health-gated; the
 roles with the same setting then change nothing and restart nothing, and pyinfra after them
 neither. Own podman network, mirror and hosts (pyinfra-*), shaped like the lab's. Needs root,
@@ -150,6 +151,9 @@ def test_pyinfra_converges_what_the_roles_converge(cluster: None, tmp_path: Path
     described = podman("exec", BROKERS[0], "/usr/local/sbin/kafkaform-kafka", "--conf",
                        "/etc/kafka", "--libs", "/opt/kafkaform/kafka/libs", "describe").stdout
     assert "kf.parity" in described
+    checks = run(str(BIN / "kafkaform"), "verify", "-i", str(base), "--checks",
+                 "zookeeper,kafka_broker")
+    assert " passed" in checks.stdout and " failed" not in checks.stdout, checks.stdout
 
     # The roles, dry, find everything they would write already there.
     recaps = ansible(base, "--check", "--diff")
