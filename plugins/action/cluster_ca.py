@@ -7,6 +7,7 @@ from typing import Any
 
 from ansible.plugins.action import ActionBase
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki import (
+    reads,
     retire_previous_ca,
     rotate_ca,
     rotation_under_way,
@@ -15,9 +16,6 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki i
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "rotation": {"type": "str", "required": True, "choices": ["started", "finished"]},
 }
-
-#: Cluster-wide variables kafkaform.pki reads, besides every kafkaform_tls_* setting.
-SETTINGS = frozenset({"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"})
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
@@ -32,7 +30,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         task_vars = task_vars or {}
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         settings = {key: self._templar.template(value) for key, value in task_vars.items()
-                    if key in SETTINGS or key.startswith("kafkaform_tls_")}
+                    if reads(key)}
         under_way = rotation_under_way(settings)
         try:
             if args["rotation"] == "started":

@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki import ensure_host
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki import (
+    ensure_host,
+    reads,
+)
 
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "names": {"type": "list", "elements": "str", "required": True},
@@ -14,9 +17,6 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "keep_previous_ca": {"type": "bool", "default": False},
     "renew": {"type": "bool", "default": False},
 }
-
-#: Cluster-wide variables kafkaform.pki reads, besides every kafkaform_tls_* setting.
-SETTINGS = frozenset({"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"})
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
@@ -33,7 +33,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         host = str(task_vars["inventory_hostname"])
         settings = {key: self._templar.template(value) for key, value in task_vars.items()
-                    if key in SETTINGS or key.startswith("kafkaform_tls_")}
+                    if reads(key)}
         try:
             issued = ensure_host(settings, host, args["names"], args["ou"],
                                  dry_run=bool(self._task.check_mode),

@@ -42,7 +42,10 @@ from typing import Any
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.secrets import secret
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.secrets import (
+    SETTINGS,
+    secret,
+)
 
 
 class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
@@ -50,8 +53,7 @@ class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
         if variables is None:
             raise AnsibleError("secret: no variables to read")
         wanted = {key: self._templar.template(variables.get(key))
-                  for key in ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
-                  if variables.get(key) is not None}
+                  for key in SETTINGS if variables.get(key) is not None}
         try:
             return [secret(str(term), wanted) for term in terms]
         except (KeyError, OSError, RuntimeError, ValueError) as error:

@@ -114,6 +114,15 @@ class _HostFiles:
 # Settings -----------------------------------------------------------------------------------
 
 
+#: Cluster-wide variables :func:`ensure_host` reads besides every ``kafkaform_tls_*`` setting.
+CLUSTER_SETTINGS = frozenset({"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"})
+
+
+def reads(name: str) -> bool:
+    """Whether :func:`ensure_host` and :func:`rotate_ca` read the inventory variable ``name``."""
+    return name in CLUSTER_SETTINGS or name.startswith("kafkaform_tls_")
+
+
 def _setting(variables: Mapping[str, Any], name: str) -> Any:
     value = variables.get(name)
     return CLUSTER_DEFAULTS[name] if value is None or value == "" else value

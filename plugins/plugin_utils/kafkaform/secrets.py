@@ -27,6 +27,9 @@ KNOWN: dict[str, str] = {
     "spark-authenticate": "spark.authenticate secret shared by the Spark daemons and the driver",
 }
 
+#: The inventory variables :func:`secret` reads (cluster-wide settings).
+SETTINGS: tuple[str, ...] = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
+
 _ALPHABET = string.ascii_letters + string.digits
 _LENGTH = 32
 

@@ -11,7 +11,7 @@ from pyinfra.operations import files, server
 
 from ..checksum import parse_sha512
 from ..defaults import role_defaults
-from .base import host_variables, put_content, templated
+from .base import host_variables, put_content, templated, will_change
 from .facts import CommandOutput, Sha512File
 
 #: Reads a URL on the host, as ``ansible.builtin.uri`` does: the host reaches the mirror.
@@ -23,9 +23,33 @@ DOWNLOAD = ("import shutil, sys, urllib.request; shutil.copyfileobj(urllib.reque
             "sys.argv[1], timeout=int(sys.argv[2])), open(sys.argv[3], 'wb'))")
 
 
+def download(url: str, checksum_url: str, dest: str, timeout: int) -> str:
+    """``ansible.builtin.get_url`` with ``checksum: sha512:<checksum_url>`` (root:root 0644): the
+    published sha512 is read on the host, and a file already holding it is left alone; a new
+    download lands beside ``dest`` and replaces it only once verified. Returns the sha512."""
+    archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
+    published = host.get_fact(CommandOutput, argv=("python3", "-c", FETCH, checksum_url,
+                                                   str(timeout)))
+    digest = parse_sha512(published or "", archive, source=checksum_url)
+    if host.get_fact(Sha512File, path=dest) != digest:
+        partial = f"{dest}.part"
+        server.shell(
+            name=f"Download {archive} and verify its sha512",
+            commands=[
+                shlex.join(["python3", "-c", DOWNLOAD, url, str(timeout), partial]),
+                f"echo {digest}' '{shlex.quote(partial)} | sha512sum --check --quiet "
+                f"|| {{ rm -f {shlex.quote(partial)}; echo 'sha512 of {archive} does not match "
+                f"{digest}' >&2; exit 1; }}",
+                f"chmod 644 {shlex.quote(partial)}",
+                f"mv {shlex.quote(partial)} {shlex.quote(dest)}",
+            ])
+    return digest
+
+
 def install(name: str, version: str, url: str, install_root: str | None = None,
-            link: str | None = None) -> None:
-    """The artifact role with these inputs (its other inputs from the inventory or its defaults)."""
+            link: str | None = None) -> bool:
+    """The artifact role with these inputs (its other inputs from the inventory or its defaults);
+    returns whether the release behind the link changes in this run."""
     given = {"artifact_name": name, "artifact_version": version, "artifact_url": url}
     if install_root is not None:
         given["artifact_install_root"] = install_root
@@ -34,33 +58,20 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     defaults = role_defaults("artifact")
     a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
     archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
-    timeout = str(a["artifact_download_timeout"])
-    published = host.get_fact(CommandOutput, argv=("python3", "-c", FETCH,
-                                                   str(a["artifact_checksum_url"]), timeout))
-    digest = parse_sha512(published or "", archive, source=str(a["artifact_checksum_url"]))
+    timeout = int(a["artifact_download_timeout"])
     cache_dir = str(a["artifact_cache_dir"])
-    cached = f"{cache_dir}/{archive}"
     files.directory(name=f"Create the download cache directory {cache_dir}", path=cache_dir,
                     user="root", group="root", mode="755")
-    if host.get_fact(Sha512File, path=cached) != digest:
-        partial = f"{cached}.part"
-        server.shell(
-            name=f"Download {archive} and verify its sha512",
-            commands=[
-                shlex.join(["python3", "-c", DOWNLOAD, url, timeout, partial]),
-                f"echo {digest}' '{shlex.quote(partial)} | sha512sum --check --quiet "
-                f"|| {{ rm -f {shlex.quote(partial)}; echo 'sha512 of {archive} does not match "
-                f"{digest}' >&2; exit 1; }}",
-                f"chmod 644 {shlex.quote(partial)}",
-                f"mv {shlex.quote(partial)} {shlex.quote(cached)}",
-            ])
+    cached = f"{cache_dir}/{archive}"
+    digest = download(url, str(a["artifact_checksum_url"]), cached, timeout)
     owner, group = str(a["artifact_owner"]), str(a["artifact_group"])
     directory = str(a["artifact_dir"])
     files.directory(name=f"Create the versioned directory {directory}", path=directory,
                     user=owner, group=group, mode="755")
     marker = f"{directory}/.kafkaform-artifact"
-    if not host.get_fact(CommandOutput, argv=("sh", "-c", f"test -e {shlex.quote(marker)} "
-                                                          "&& echo yes || true")):
+    unpacked = bool(host.get_fact(CommandOutput, argv=(
+        "sh", "-c", f"test -e {shlex.quote(marker)} && echo yes || true")))
+    if not unpacked:
         # Release archives hold one top-level directory; the versioned directory replaces it.
         server.shell(name=f"Unpack {archive} into {directory}", commands=[
             f"tar --extract --gzip --file {shlex.quote(cached)} --directory "
@@ -70,5 +81,7 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     # Written after a complete unpack, so an interrupted one is redone next run.
     put_content(f"name={name}\nversion={version}\narchive={archive}\nsha512={digest}\n", marker,
                 user=owner, group=group, mode="644")
-    files.link(name=f"Point {a['artifact_link']} at {directory}", path=str(a["artifact_link"]),
-               target=directory, user=owner, group=group)
+    link_path = str(a["artifact_link"])
+    linked = files.link(name=f"Point {link_path} at {directory}", path=link_path,
+                        target=directory, user=owner, group=group)
+    return not unpacked or will_change(linked)

@@ -24,10 +24,11 @@ from pyinfra.context import host, state
 from pyinfra.facts.deb import DebPackages
 from pyinfra.operations import apt, files, python
 
-from .. import inventory
+from .. import inventory, secrets
 from ..defaults import role_defaults, role_options
 from ..model import InventoryView, build
 from ..render import render
+from .facts import service_stale_argv
 from .hosts import INVENTORY
 
 _UNSET = object()
@@ -83,6 +84,13 @@ def role_settings(role: str, *also: str, of: Host | None = None) -> dict[str, An
     names = [name for name in role_options(role) if name in variables]
     names += [name for name in also if data.get(name, _UNSET) is not _UNSET]
     return templated(variables, names)
+
+
+def secret(name: str) -> str:
+    """The lookup ``kafkaform.platform.secret``: the cluster's secret ``name``, from the inventory
+    or the control node's secrets directory."""
+    given = {k: host.data.get(k) for k in secrets.SETTINGS if host.data.get(k) is not None}
+    return secrets.secret(name, given)
 
 
 def play_hosts(group: str) -> list[Host]:
@@ -184,8 +192,6 @@ def until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -
 
 
 def _stale_members(roll: Roll) -> list[str]:
-    from .facts import service_stale_argv
-
     pending = []
     for member in roll.members:
         ran = run_on(member, service_stale_argv(roll.service, roll.restart_files[member]))

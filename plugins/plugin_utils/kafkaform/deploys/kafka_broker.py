@@ -7,11 +7,8 @@ the active controller last), declared topics, users and ACLs through the same ad
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
-from io import BytesIO
-from pathlib import Path
 from typing import Any
 
 from pyinfra.api.deploy import deploy
@@ -20,7 +17,7 @@ from pyinfra.api.host import Host
 from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
-from .. import pki, secrets, security_steps
+from .. import security_steps
 from ..acls import plan as acls_plan
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import kafka_broker_context
@@ -28,11 +25,10 @@ from ..model import KAFKA_BROKER
 from ..paths import role_dir
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
-from . import artifact
+from . import artifact, tls
 from .base import (
     Roll,
     cluster,
-    host_variables,
     install_packages,
     play_hosts,
     put_content,
@@ -40,10 +36,11 @@ from .base import (
     role_settings,
     roll_restarts,
     run_on,
+    secret,
     until_ok,
     will_change,
 )
-from .facts import CommandOutput, ServiceStale, Sha512File
+from .facts import CommandOutput, ServiceStale
 
 ROLE = "kafka_broker"
 #: The admin helper every broker gets (roles/kafka_broker/vars/main.yml).
@@ -73,11 +70,6 @@ def admin(kb: dict[str, Any]) -> list[str]:
     """The admin helper's command line with this cluster's bootstrap servers."""
     return [ADMIN_SCRIPT, "--bootstrap", kb["admin_bootstrap_servers"], "--conf", kb["conf_dir"],
             "--libs", f"{kb['install_dir']}/libs", "--java", kb["java"]["binary"]]
-
-
-def _secret(name: str) -> str:
-    keys = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
-    return secrets.secret(name, {k: host.data.get(k) for k in keys if host.data.get(k) is not None})
 
 
 def _security_gate(kb: dict[str, Any]) -> None:
@@ -126,58 +118,18 @@ def _configure(kb: dict[str, Any], version: str) -> tuple[list[Any], Any]:
     return [*ops, unit], unit
 
 
-def _tls_settings() -> dict[str, Any]:
-    """What the host_certificate action hands kafkaform.pki: the cluster settings it reads."""
-    names = {"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"}
-    return {k: v for k, v in host_variables(host).items()
-            if k in names or k.startswith("kafkaform_tls_")}
-
-
-def _install_tls(names: list[str], rotation: str, targets: dict[str, str], group: str) -> None:
-    """At execution time: issue the certificate on the control node, then copy the files whose
-    content differs (root:<group> 0640)."""
-    issued = pki.ensure_host(_tls_settings(), host.name, names, "kafka-broker",
-                             keep_previous_ca=rotation == "trust", renew=rotation == "renew")
-    sources = {"trust": issued.trust, "keystore": issued.keystore}
-    for kind, dest in targets.items():
-        content = Path(sources[kind]).read_bytes()
-        remote = run_on(host.name, ["sh", "-c", f"sha512sum {shlex.quote(dest)} || true"])
-        if remote.stdout.split(" ")[0] == hashlib.sha512(content).hexdigest():
-            continue
-        if not host.put_file(BytesIO(content), dest):
-            raise DeployError(f"{host.name}: could not copy {sources[kind]} to {dest}")
-        ran = run_on(host.name, ["sh", "-c", f"chown root:{shlex.quote(group)} {shlex.quote(dest)}"
-                                             f" && chmod 640 {shlex.quote(dest)}"])
-        if not ran.ok:
-            raise DeployError(f"{host.name}: {dest}: {ran.said}")
-
-
 def _security(kb: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], bool]:
     """roles/kafka_broker/tasks/security.yml; returns the operations of the files the broker
     reads at start, and whether its certificate or trust bundle may change in this run."""
     group = kb["group"]
-    rotation = str(host.data.get("kafkaform_tls_rotation_step") or "")
-    names = list(kb["tls_names"])
-    # Asked without writing anything: --dry must leave the control node as it is too.
-    planned = pki.ensure_host(_tls_settings(), host.name, names, "kafka-broker", dry_run=True,
-                              keep_previous_ca=rotation == "trust", renew=rotation == "renew")
     files.directory(name="Create the TLS directory", path=kb["tls"]["dir"], user="root",
                     group=group, mode="750")
-    targets = {"trust": kb["tls"]["trust"], "keystore": kb["tls"]["keystore"]}
-    sources = {"trust": planned.trust, "keystore": planned.keystore}
-    tls_changes = planned.changed or any(
-        not Path(sources[kind]).is_file()
-        or host.get_fact(Sha512File, path=dest)
-        != hashlib.sha512(Path(sources[kind]).read_bytes()).hexdigest()
-        for kind, dest in targets.items())
-    if tls_changes:
-        python.call(name="Issue the broker's certificate and install it with the cluster CA",
-                    function=_install_tls, names=names, rotation=rotation, targets=targets,
-                    group=group)
+    tls_changes = tls.certificate(list(kb["tls_names"]), "kafka-broker", group,
+                                  trust=kb["tls"]["trust"], keystore=kb["tls"]["keystore"])
     put_rendered("kafka_broker/admin-client.properties.j2", {ROLE: kb},
                  kb["admin_client_config"], group=group, mode="640")
     secret_values = {ROLE: kb, "kafka_broker_secrets": {
-        "keystore": _secret("keystore"), "zookeeper": _secret("zookeeper-kafka"),
+        "keystore": secret("keystore"), "zookeeper": secret("zookeeper-kafka"),
         "jmx": str(s["kafka_broker_jmx_password"])}}
     ops = [put_rendered("kafka_broker/secrets.properties.j2", secret_values,
                         kb["tls"]["secrets"], group=group, mode="640"),

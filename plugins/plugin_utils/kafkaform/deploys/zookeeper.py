@@ -16,7 +16,7 @@ from pyinfra.api.host import Host
 from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
-from .. import secrets, security_steps
+from .. import security_steps
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.zookeeper import zookeeper_context
 from ..model import ZOOKEEPER
@@ -31,6 +31,7 @@ from .base import (
     put_rendered,
     role_settings,
     roll_restarts,
+    secret,
     until_ok,
     will_change,
 )
@@ -58,11 +59,6 @@ def settings(of: Host | None = None) -> dict[str, Any]:
 def context(of: Host | None = None) -> dict[str, Any]:
     """The ``zookeeper`` dict every template of templates/zookeeper/ reads."""
     return zookeeper_context(cluster(), (host if of is None else of).name, settings(of))
-
-
-def _secret(name: str) -> str:
-    keys = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
-    return secrets.secret(name, {k: host.data.get(k) for k in keys if host.data.get(k) is not None})
 
 
 def _security_gate(zk: dict[str, Any]) -> None:
@@ -120,8 +116,8 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
     rendered = {ROLE: zk}
     restart.append(put_rendered("zookeeper/zoo.cfg.j2", rendered, f"{zk['conf_dir']}/zoo.cfg",
                                 group=group, mode="640"))
-    logins = {**rendered, "zookeeper_secrets": {"kafka": _secret("zookeeper-kafka"),
-                                                "quorum": _secret("zookeeper-quorum")}}
+    logins = {**rendered, "zookeeper_secrets": {"kafka": secret("zookeeper-kafka"),
+                                                "quorum": secret("zookeeper-quorum")}}
     restart.append(put_rendered("zookeeper/jaas.conf.j2", logins, zk["sasl"]["jaas_file"],
                                 group=group, mode="640"))
     # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.

@@ -1,0 +1,69 @@
+"""The host's certificate from the cluster CA, as the action ``kafkaform.platform.host_certificate``
+and the roles' copy tasks install it (SE-02): issued on the control node by :mod:`kafkaform.pki`
+when the run executes, planned without writing anything, so ``--dry`` leaves the control node as
+it is too."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Mapping
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from pyinfra.api.exceptions import DeployError
+from pyinfra.context import host
+from pyinfra.operations import python
+
+from .. import pki
+from .base import host_variables, run_on
+from .facts import Sha512File
+
+
+def _pki_settings() -> dict[str, Any]:
+    return {k: v for k, v in host_variables(host).items() if pki.reads(k)}
+
+
+def _issue(names: list[str], ou: str, rotation: str, *, dry_run: bool) -> pki.HostCertificate:
+    return pki.ensure_host(_pki_settings(), host.name, names, ou, dry_run=dry_run,
+                           keep_previous_ca=rotation == "trust", renew=rotation == "renew")
+
+
+def _install(names: list[str], ou: str, rotation: str, targets: Mapping[str, str],
+             group: str) -> None:
+    """At execution time: issue the certificate, then copy the files whose content differs
+    (root:<group> 0640)."""
+    issued = _issue(names, ou, rotation, dry_run=False)
+    sources = {"trust": issued.trust, "keystore": issued.keystore}
+    for kind, dest in targets.items():
+        content = Path(sources[kind]).read_bytes()
+        remote = run_on(host.name, ["sh", "-c", f"sha512sum {shlex.quote(dest)} || true"])
+        if remote.stdout.split(" ")[0] == hashlib.sha512(content).hexdigest():
+            continue
+        if not host.put_file(BytesIO(content), dest):
+            raise DeployError(f"{host.name}: could not copy {sources[kind]} to {dest}")
+        ran = run_on(host.name, ["sh", "-c", f"chown root:{shlex.quote(group)} {shlex.quote(dest)}"
+                                             f" && chmod 640 {shlex.quote(dest)}"])
+        if not ran.ok:
+            raise DeployError(f"{host.name}: {dest}: {ran.said}")
+
+
+def certificate(names: list[str], ou: str, group: str, *, trust: str,
+                keystore: str | None = None) -> bool:
+    """Install the cluster's trust bundle at ``trust`` and, when given, the host's keystore at
+    ``keystore`` (their directory must exist); returns whether either changes in this run."""
+    rotation = str(host.data.get("kafkaform_tls_rotation_step") or "")
+    planned = _issue(names, ou, rotation, dry_run=True)
+    targets = {"trust": trust, **({"keystore": keystore} if keystore else {})}
+    sources = {"trust": planned.trust, "keystore": planned.keystore}
+    changes = planned.changed or any(
+        not Path(sources[kind]).is_file()
+        or host.get_fact(Sha512File, path=dest)
+        != hashlib.sha512(Path(sources[kind]).read_bytes()).hexdigest()
+        for kind, dest in targets.items())
+    if changes:
+        python.call(name=f"Issue the {ou} certificate of the host and install it with the "
+                         "cluster CA", function=_install, names=names, ou=ou, rotation=rotation,
+                    targets=targets, group=group)
+    return changes
