@@ -1,14 +1,15 @@
-"""pyinfra's zookeeper and kafka_broker deploys against the roles, both ways (~6 min).
+"""pyinfra's site deploy against the roles' site playbook, both ways (~9 min).
 
-A fresh cluster (one ZooKeeper member, two brokers, a declared topic, a SCRAM user and its ACL)
-converged by pyinfra passes `kafkaform verify` and must look converged to the roles
-(`--check --diff`: 0 changed). A broker
+A fresh cluster (one ZooKeeper member, two brokers, a declared topic, SCRAM users and their ACLs,
+a Spark master and worker sharing a directory, the pipeline running on them) converged by pyinfra
+passes `kafkaform verify` and must look converged to the roles (`playbooks/site.yml --check
+--diff`: 0 changed, every managed file byte-identical). A broker
 setting changed through pyinfra rolls through the brokers, each restarted once, health-gated; the
 roles with the same setting then change nothing and restart nothing, and pyinfra after them
 neither. Own podman network, mirror and hosts (pyinfra-*), shaped like the lab's. Needs root,
 podman, the mirror (`kafkaform mirror build`) and the lab image (`kafkaform lab image`). The
-other direction, a cluster converged by Ansible then by pyinfra, runs in the kafka_broker
-molecule scenario.
+other direction, a cluster converged by Ansible then by pyinfra, runs in the kafka_broker and
+spark_pipeline molecule scenarios.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ BIN = Path(sys.executable).parent
 PREFIX = f"pyinfra-{os.getpid()}"
 ZK, BROKERS, MIRROR, NETWORK = f"{PREFIX}-zk1", (f"{PREFIX}-k1", f"{PREFIX}-k2"), \
     f"{PREFIX}-mirror", PREFIX
-HOSTS = (ZK, *BROKERS)
+MASTER, WORKER, SHARED = f"{PREFIX}-sm", f"{PREFIX}-sw", f"{PREFIX}-shared"
+HOSTS = (ZK, *BROKERS, MASTER, WORKER)
 CACHE = Path(os.environ.get("KAFKAFORM_CACHE") or "/var/cache/kafkaform")
-DEPLOY = "kafkaform.deploys.site.kafka"
-PLAYBOOKS = ("playbooks/zookeeper.yml", "playbooks/kafka_broker.yml")
+DEPLOY = "kafkaform.deploys.site.site"
+PLAYBOOKS = ("playbooks/site.yml",)
+#: The service on each host whose start time tells a restart.
+SERVICES = {ZK: ("zookeeper",), **{b: ("kafka",) for b in BROKERS},
+            MASTER: ("spark-master", "kafkaform-pipeline"), WORKER: ("spark-worker",)}
 #: The files the roles manage, per service, and the service whose start time tells a restart.
 FILES = {
     "zookeeper": ("/var/lib/zookeeper/myid", "/etc/zookeeper/zoo.cfg", "/etc/zookeeper/jaas.conf",
@@ -48,7 +53,37 @@ FILES = {
               "/etc/kafka/tls/trust.pem", "/etc/kafka/tls/keystore.p12",
               "/etc/kafka/kafka-jaas.conf", "/etc/systemd/system/kafka.service",
               "/usr/local/sbin/kafkaform-kafka", "/opt/kafkaform/kafka"),
+    "spark": ("/etc/spark/spark-env.sh", "/etc/spark/spark-defaults.conf",
+              "/etc/spark/log4j2.properties", "/etc/spark/release", "/etc/spark/tls/trust.pem",
+              "/etc/spark/tls/keystore.p12", "/opt/kafkaform/spark",
+              "/opt/kafkaform/spark-python/lib/python3.11/site-packages/spark-release.pth"),
+    "spark-master": ("/etc/systemd/system/spark-master.service",
+                     "/etc/kafkaform-pipeline/pipeline.properties",
+                     "/etc/kafkaform-pipeline/trust.pem",
+                     "/etc/kafkaform-pipeline/kafka-job.properties",
+                     "/etc/kafkaform-pipeline/kafka-generator.properties",
+                     "/etc/kafkaform-pipeline/kafka-audit.properties",
+                     "/etc/systemd/system/kafkaform-pipeline.service",
+                     "/usr/local/bin/kafkaform-pipeline",
+                     "/opt/kafkaform/pipeline/kafkaform/__init__.py",
+                     "/opt/kafkaform/pipeline/kafkaform/pipeline/job.py"),
+    "spark-worker": ("/etc/systemd/system/spark-worker.service",),
 }
+#: The pipeline's Kafka users and the ACLs each needs (roles/spark_pipeline/defaults/main.yml).
+PIPELINE_USERS = [{"name": name, "password": f"{name}-secret"}
+                  for name in ("pipeline", "pipeline-generator", "pipeline-audit")]
+PIPELINE_ACLS = [
+    {"principal": "User:pipeline", "resource_type": "topic", "resource_name": "kf.events",
+     "operations": ["Read", "Describe"]},
+    {"principal": "User:pipeline", "resource_type": "group", "pattern_type": "prefixed",
+     "resource_name": "kafkaform-events-job", "operations": ["Read"]},
+    {"principal": "User:pipeline-generator", "resource_type": "topic",
+     "resource_name": "kf.events", "operations": ["Write", "Describe"]},
+    {"principal": "User:pipeline-audit", "resource_type": "topic", "resource_name": "kf.events",
+     "operations": ["Read", "Describe"]},
+    {"principal": "User:pipeline-audit", "resource_type": "group", "pattern_type": "prefixed",
+     "resource_name": "kafkaform-events-audit", "operations": ["Read"]},
+]
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("podman") is None, reason="needs root and podman"
@@ -74,13 +109,18 @@ def cluster() -> Iterator[None]:
                "owner=kafkaform-tests", "--volume", f"{CACHE / 'mirror'}:/srv/mirror:ro", IMAGE,
                "python3", "-m", "http.server", "8000", "--directory", "/srv/mirror")
         for name in HOSTS:
+            # The Spark nodes share the pipeline's directory, as on a shared filesystem.
+            shared = (["--volume", f"{SHARED}:/srv/kafkaform/shared"]
+                      if name in (MASTER, WORKER) else [])
             podman("run", "--detach", "--name", name, "--hostname", name, "--network", NETWORK,
-                   "--systemd=always", "--label", "owner=kafkaform-tests", IMAGE, "/sbin/init")
+                   "--systemd=always", "--label", "owner=kafkaform-tests", *shared, IMAGE,
+                   "/sbin/init")
         for name in HOSTS:
             wait_for_systemd(name)
         yield
     finally:
         podman("rm", "--force", "--time", "0", *HOSTS, MIRROR, check=False)
+        podman("volume", "rm", "--force", SHARED, check=False)
         podman("network", "rm", "--force", NETWORK, check=False)
 
 
@@ -94,15 +134,21 @@ def inventory(directory: Path, secrets: Path, **settings: Any) -> Path:
                  "kafkaform_apache_mirror_url": f"http://{MIRROR}:8000",
                  "kafka_default_replication_factor": 2, "kafka_min_insync_replicas": 1,
                  "zookeeper_heap_mb": 256, "kafka_broker_heap_mb": 384,
-                 "kafka_topics": [{"name": "kf.parity", "partitions": 3,
-                                   "replication_factor": 2}],
-                 "kafka_users": [{"name": "parity", "password": "parity-secret"}],
+                 "kafka_topics": [{"name": name, "partitions": 3, "replication_factor": 2}
+                                  for name in ("kf.parity", "kf.events")],
+                 "kafka_users": [{"name": "parity", "password": "parity-secret"},
+                                 *PIPELINE_USERS],
                  "kafka_acls": [{"principal": "User:parity", "resource_type": "topic",
-                                 "resource_name": "kf.parity", "operations": ["Read"]}],
+                                 "resource_name": "kf.parity", "operations": ["Read"]},
+                                *PIPELINE_ACLS],
+                 "spark_node_daemon_heap_mb": 256, "spark_node_worker_cores": 2,
+                 "spark_node_worker_memory_mb": 1536,
                  **settings},
         "children": {"zookeeper": {"hosts": {ZK: {"zookeeper_id": 1}}},
                      "kafka_broker": {"hosts": {b: {"kafka_broker_id": i}
-                                                for i, b in enumerate(BROKERS, start=1)}}}}}))
+                                                for i, b in enumerate(BROKERS, start=1)}},
+                     "spark_master": {"hosts": {MASTER: {}}},
+                     "spark_worker": {"hosts": {WORKER: {}}}}}}))
     return directory
 
 
@@ -117,13 +163,16 @@ def state(host: str, service: str) -> list[str]:
 
 
 def everything() -> dict[str, list[str]]:
-    return {ZK: state(ZK, "zookeeper"), **{b: state(b, "kafka") for b in BROKERS}}
+    return {ZK: state(ZK, "zookeeper"), **{b: state(b, "kafka") for b in BROKERS},
+            MASTER: state(MASTER, "spark") + state(MASTER, "spark-master"),
+            WORKER: state(WORKER, "spark") + state(WORKER, "spark-worker")}
 
 
 def started() -> dict[str, str]:
-    """When each host's service last started (systemd's monotonic clock)."""
-    return {h: podman("exec", h, "systemctl", "show", "--property=ExecMainStartTimestampMonotonic",
-                      "zookeeper" if h == ZK else "kafka").stdout.strip() for h in HOSTS}
+    """When each service last started (systemd's monotonic clock)."""
+    return {f"{h} {unit}": podman("exec", h, "systemctl", "show",
+                                  "--property=ExecMainStartTimestampMonotonic", unit).stdout.strip()
+            for h, units in SERVICES.items() for unit in units}
 
 
 def ansible(source: Path, *options: str) -> list[str]:
@@ -152,7 +201,7 @@ def test_pyinfra_converges_what_the_roles_converge(cluster: None, tmp_path: Path
                        "/etc/kafka", "--libs", "/opt/kafkaform/kafka/libs", "describe").stdout
     assert "kf.parity" in described
     checks = run(str(BIN / "kafkaform"), "verify", "-i", str(base), "--checks",
-                 "zookeeper,kafka_broker")
+                 "zookeeper,kafka_broker,spark")
     assert " passed" in checks.stdout and " failed" not in checks.stdout, checks.stdout
 
     # The roles, dry, find everything they would write already there.
@@ -165,8 +214,9 @@ def test_pyinfra_converges_what_the_roles_converge(cluster: None, tmp_path: Path
     bigger = inventory(tmp_path / "bigger", secrets, kafka_broker_heap_mb=448)
     assert pyinfra(bigger) > 0
     now = started()
-    assert [now[b] != start[b] for b in BROKERS] == [True, True]
-    assert now[ZK] == start[ZK]
+    assert [now[f"{b} kafka"] != start[f"{b} kafka"] for b in BROKERS] == [True, True]
+    assert {k: v for k, v in now.items() if " kafka" not in k} == {
+        k: v for k, v in start.items() if " kafka" not in k}
     assert all("-Xmx448m" in podman("exec", b, "cat", "/etc/systemd/system/kafka.service").stdout
                for b in BROKERS)
 

@@ -2,6 +2,7 @@
 
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.site
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.kafka   # ZooKeeper, then the brokers
+    pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.spark   # Spark, then the pipeline
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from . import os_tuning
 from .base import role_settings
 from .kafka_broker import kafka_broker
 from .os_tuning import kernel_and_limits
+from .spark_node import spark_node
+from .spark_pipeline import spark_pipeline
 from .zookeeper import zookeeper
 
 
@@ -39,9 +42,17 @@ def _refuse_data_disks() -> None:
             "holding a filesystem), and the rest with kafkaform.deploys.site.kafka")
 
 
+@deploy("spark: the Spark nodes, then the pipeline")
+def spark() -> None:
+    """playbooks/spark_node.yml, then playbooks/pipeline.yml."""
+    spark_node()
+    spark_pipeline()
+
+
 @deploy("site")
 def site() -> None:
-    """playbooks/site.yml as far as pyinfra deploys it: OS tuning, ZooKeeper, the brokers."""
+    """playbooks/site.yml: OS tuning, ZooKeeper, the brokers, the Spark nodes, the pipeline."""
     _refuse_data_disks()
     kernel_and_limits()
     kafka()
+    spark()
