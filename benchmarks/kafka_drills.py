@@ -2,6 +2,7 @@
 OP-03).
 
     .venv/bin/python benchmarks/kafka_drills.py -i <inventory> [--drill roll|resume|rotate|...]
+        [--engine ansible|pyinfra]
 
 Runs Kafka's own VerifiableProducer (``acks=all``, idempotence on, retries unbounded) on one
 broker host while the action happens, stops it with SIGTERM, reads the topic back from the
@@ -10,7 +11,8 @@ beginning with the ConsoleConsumer and prints the counts:
 + roll: ``playbooks/rolling_restart.yml`` under load; every acknowledged message must be read back
   exactly once (the producer is idempotent).
 + resume: the state a run leaves when it is stopped right after writing server.properties (the
-  file newer than the running broker), then ``playbooks/kafka_broker.yml`` under load: it must
+  file newer than the running broker), then ``playbooks/kafka_broker.yml`` under load (or, with
+  ``--engine pyinfra``, the deploy ``kafkaform.deploys.kafka_broker.kafka_broker``): it must
   restart every broker, one at a time, though it writes nothing; no acknowledged message lost.
 + rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
   load; every acknowledged message must be read back exactly once, at the end every broker
@@ -176,6 +178,15 @@ def playbook(inventory: str, name: str, *extra: str) -> float:
     return time.monotonic() - start
 
 
+def deploy_brokers(inventory: str) -> float:
+    """pyinfra's kafka_broker deploy on ``inventory``; return its duration in seconds."""
+    start = time.monotonic()
+    subprocess.run([str(Path(sys.executable).with_name("pyinfra")), "--yes",
+                    f"@kafkaform/{inventory}", "kafkaform.deploys.kafka_broker.kafka_broker"],
+                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    return time.monotonic() - start
+
+
 def rolling_restart(inventory: str) -> float:
     return playbook(inventory, "rolling_restart.yml")
 
@@ -260,6 +271,8 @@ def main() -> int:
                         help="secure: the playbook each step runs")
     parser.add_argument("--client-port", type=int, default=9093,
                         help="secure: kafka_broker_port, the TLS client listener's new port")
+    parser.add_argument("--engine", choices=["ansible", "pyinfra"], default="ansible",
+                        help="resume: converge the brokers with the role or the pyinfra deploy")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=200)
     args = parser.parse_args()
@@ -273,10 +286,11 @@ def main() -> int:
             pids = main_pids(hosts)
             for host in hosts:
                 sh(host, f"touch {SERVER_PROPERTIES}")
-            took = playbook(args.inventory, "kafka_broker.yml")
+            took = (deploy_brokers(args.inventory) if args.engine == "pyinfra"
+                    else playbook(args.inventory, "kafka_broker.yml"))
             restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
-            print(f"resumed run under load: {took:.1f} s, brokers restarted: {len(restarted)} "
-                  f"of {len(hosts)}")
+            print(f"resumed run ({args.engine}) under load: {took:.1f} s, brokers restarted: "
+                  f"{len(restarted)} of {len(hosts)}")
             if len(restarted) != len(hosts):
                 print("resume: a broker older than its server.properties kept running -> FAIL")
             return len(restarted) == len(hosts)
