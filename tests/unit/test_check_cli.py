@@ -80,6 +80,18 @@ def test_inventory_values_are_templated(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_a_value_that_cannot_be_templated_names_host_and_variable(tmp_path: Path) -> None:
+    directory = bad_inventory(tmp_path)
+    hosts = yaml.safe_load((directory / "hosts.yml").read_text())
+    broker = hosts["all"]["children"]["kafka_broker"]["hosts"]["kf-kafka3"]
+    broker["kafka_broker_heap_mb"] = "{{ nothing_defines_this + 1 }}"
+    (directory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    result = kafkaform("check", "-i", str(directory))
+    assert result.returncode == 2, result.stderr
+    assert "kf-kafka3: kafka_broker_heap_mb cannot be templated" in result.stderr
+    assert "nothing_defines_this" in result.stderr and "Fix:" in result.stderr
+
+
 def test_an_inventory_plugin_configuration_is_read_beside_plain_files(tmp_path: Path) -> None:
     """The check tries the yaml plugin before auto; a plugin configuration file (here Ansible's
     generator) must still reach its plugin, and its hosts join the plain file's groups."""

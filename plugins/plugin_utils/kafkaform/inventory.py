@@ -24,16 +24,26 @@ CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
 class TemplatedVars(Mapping[str, Any]):
     """One host's variables, templated on access (an inventory may compute ids with Jinja)."""
 
-    def __init__(self, raw: Mapping[str, Any], templar: Any) -> None:
+    def __init__(self, raw: Mapping[str, Any], templar: Any, host: str = "") -> None:
         self._raw = raw
         self._templar = templar
+        self._host = host
 
     def __getitem__(self, key: str) -> Any:
         value = self._raw[key]
         if value is None or isinstance(value, (bool, int, float)) or (
                 isinstance(value, str) and "{" not in value):
             return value  # nothing to template: the templar's answer would be the value itself
-        return self._templar.template(value)
+        from ansible.errors import AnsibleError
+
+        try:
+            return self._templar.template(value)
+        except AnsibleError as error:
+            # Ansible would stop on it too, at the first task that reads it: say so now.
+            reason = str(error).splitlines()[0]
+            raise InputError(
+                f"{self._host}: {key} cannot be templated: {reason}. Fix: define what it refers "
+                "to in the inventory, or give the value itself") from error
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
@@ -128,7 +138,7 @@ def _host_vars(loader: Any, variables: Any, host: Any) -> TemplatedVars:
     from ansible.template import Templar
 
     raw = variables.get_vars(host=host, include_hostvars=False)
-    return TemplatedVars(raw, Templar(loader=loader, variables=raw))
+    return TemplatedVars(raw, Templar(loader=loader, variables=raw), str(host.name))
 
 
 def _view(loader: Any, manager: Any, variables: Any,

@@ -123,8 +123,6 @@ def host_data(host: inventory.InventoryHost, source: str | Path) -> dict[str, An
     ``lookup('env', ...)`` variables, say) is left out, unless kafkaform or the connection reads
     it: then the run stops, naming it.
     """
-    from ansible.errors import AnsibleError
-
     read = known_inputs()
     data = {}
     for key in host.variables:
@@ -132,10 +130,9 @@ def host_data(host: inventory.InventoryHost, source: str | Path) -> dict[str, An
             continue
         try:
             data[key] = plain(host.variables[key])
-        except AnsibleError as error:
+        except InputError as error:  # inventory.TemplatedVars names the host and the variable
             if key in read or key.startswith("ansible_"):
-                raise InventoryRefused(f"{host.name}: {key} cannot be templated: {error}. Fix: "
-                                       "give it a value pyinfra can read") from error
+                raise InventoryRefused(str(error)) from error
     data.update(connection_data(host.name, data))
     data[INVENTORY] = str(source)
     return data
@@ -147,15 +144,10 @@ def pyinfra_hosts(source: str | Path) -> Iterator[PyinfraHost]:
     Raises :class:`InventoryRefused` before yielding anything when ``source`` is not an inventory,
     breaks a cluster rule, or names a connection pyinfra cannot make.
     """
-    from ansible.errors import AnsibleError
-
     try:
         view, hosts = inventory.load_hosts(source)
         preflight(view, source)
-    except InputError as error:
+    except InputError as error:  # also a value the rules read that cannot be templated
         raise InventoryRefused(str(error)) from error
-    except AnsibleError as error:  # a value the rules read that cannot be templated
-        raise InventoryRefused(f"{source}: {error}. Fix: give it a value Ansible can template "
-                               f"(`ansible-inventory -i {source} --list` shows it)") from error
     built = [PyinfraHost(h.name, host_data(h, source), h.groups) for h in hosts]
     yield from built
