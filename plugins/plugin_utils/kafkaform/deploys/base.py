@@ -11,7 +11,7 @@ import json
 import re
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from io import BytesIO
@@ -91,6 +91,22 @@ def secret(name: str) -> str:
     or the control node's secrets directory."""
     given = {k: host.data.get(k) for k in secrets.SETTINGS if host.data.get(k) is not None}
     return secrets.secret(name, given)
+
+
+#: Each member's context, built once per run (role, host name): every member's deploy needs them
+#: all for its rolling restart, which would otherwise build N contexts on each of N hosts.
+_MEMBER_CONTEXTS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def member_contexts(role: str, members: Sequence[Host], own: dict[str, Any],
+                    build: Callable[[Host], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Host name to context of each of ``members``: ``own`` for the current host, ``build(m)``
+    for another, once per run."""
+    _MEMBER_CONTEXTS[(role, host.name)] = own
+    for member in members:
+        if (role, member.name) not in _MEMBER_CONTEXTS:
+            _MEMBER_CONTEXTS[(role, member.name)] = build(member)
+    return {member.name: _MEMBER_CONTEXTS[(role, member.name)] for member in members}
 
 
 def play_hosts(group: str) -> list[Host]:

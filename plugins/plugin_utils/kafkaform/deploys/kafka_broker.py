@@ -30,6 +30,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    member_contexts,
     play_hosts,
     put_content,
     put_rendered,
@@ -224,7 +225,7 @@ def kafka_broker() -> None:
     started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
                               enabled=True)
     members = play_hosts(KAFKA_BROKER)
-    contexts = {m.name: kb if m.name == host.name else context(m) for m in members}
+    contexts = member_contexts(ROLE, members, kb, context)
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
     # restart left the broker stale. OP-03
     stale_now = host.get_fact(ServiceStale, service="kafka",

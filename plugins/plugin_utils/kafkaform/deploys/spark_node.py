@@ -28,6 +28,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    member_contexts,
     play_hosts,
     put_content,
     put_rendered,
@@ -240,7 +241,7 @@ def spark_node() -> None:
     # Added on every node that may restart something, so the workers roll after the master's
     # restart above; the operation runs once.
     workers = play_hosts(SPARK_WORKER)
-    contexts = {m.name: node if m.name == host.name else context(m) for m in workers}
+    contexts = member_contexts(ROLE, workers, node, context)
     roll_restarts(Roll(
         service=WORKER, rule="SP-09", members=tuple(contexts),
         restart_files={m: next(d["restart_files"] for d in c["daemons"] if d["name"] == WORKER)

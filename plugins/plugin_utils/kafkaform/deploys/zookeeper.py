@@ -26,6 +26,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    member_contexts,
     play_hosts,
     put_content,
     put_rendered,
@@ -168,7 +169,7 @@ def zookeeper() -> None:
         systemd.service(name="Enable and start the purge timer", service="zookeeper-purge.timer",
                         running=True, enabled=True)
     members = play_hosts(ZOOKEEPER)
-    contexts = {m.name: zk if m.name == host.name else context(m) for m in members}
+    contexts = member_contexts(ROLE, members, zk, context)
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
     # restart left the member stale. OP-03
     stale_now = host.get_fact(ServiceStale, service="zookeeper",
