@@ -75,22 +75,27 @@ def test_pyinfra_refuses_a_bad_inventory_before_connecting(tmp_path: Path) -> No
         assert line in run.stderr
 
 
-def test_the_site_deploy_stops_on_data_disks_it_cannot_converge(tmp_path: Path) -> None:
-    """The data disks are the role's alone so far: the site deploy refuses before any operation
-    (this machine, reached locally, is never changed: the refusal comes first)."""
+def test_the_site_deploy_stops_on_a_missing_data_disk_before_any_operation(
+        tmp_path: Path) -> None:
+    """As the role's disks_check.yml: a declared device the host lacks stops the run in the
+    prepare stage, naming host and device (this machine, reached locally with --dry, only
+    answers the read-only probes)."""
     source = tmp_path / "inventory"
     source.mkdir()
     (source / "hosts.yml").write_text(yaml.safe_dump({"all": {
         "vars": {"ansible_connection": "local", "kafkaform_allow_single_zookeeper": True},
         "children": {"zookeeper": {"hosts": {"zk1": {
             "zookeeper_id": 1,
-            "os_tuning_data_disks": [{"device": "/dev/vdb", "mount": "/var/lib/zookeeper/txnlog",
+            "os_tuning_data_disks": [{"device": "/dev/kafkaform-no-such-disk",
+                                      "mount": "/var/lib/zookeeper/txnlog",
                                       "purpose": "zookeeper_txn_log"}]}}}}}}))
     run = subprocess.run([str(BIN / "pyinfra"), "--dry", f"@kafkaform/{source}",
                           "kafkaform.deploys.site.site"],
                          capture_output=True, text=True, check=False, cwd=ROOT)
     assert run.returncode != 0
-    assert "zk1: os_tuning_data_disks declares data disks" in run.stderr + run.stdout
+    said = run.stderr + run.stdout
+    assert "zk1" in said and "/dev/kafkaform-no-such-disk" in said, said
+    assert "Starting operation" not in said
 
 
 def test_variables_only_another_tool_can_template_are_left_out(tmp_path: Path) -> None:
