@@ -58,7 +58,8 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).
-ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline")
+ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline",
+                 "monitoring")
 
 #: Inventory and run inputs that are neither cluster settings nor role inputs: the model's per-host
 #: keys and the playbooks' own switches.
@@ -69,7 +70,7 @@ OTHER_INPUTS = frozenset({
 
 #: Prefixes of the variables kafkaform reads; an unknown name with one of them is an error (KF-03).
 INPUT_PREFIXES = ("kafkaform_", "kafka_", "zookeeper_", "os_tuning_", "spark_node_",
-                  "spark_pipeline_")
+                  "spark_pipeline_", "monitoring_")
 
 #: Every role whose inputs an inventory may set (the internal roles take theirs from the others).
 INVENTORY_ROLES = (*ROLE_PREFIXES, "artifact")

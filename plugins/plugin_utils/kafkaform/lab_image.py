@@ -51,6 +51,11 @@ PACKAGES: tuple[str, ...] = (
     # Every JVM service of the platform needs Java 17; baked in, it is downloaded once per image
     # instead of once per host and scenario. The roles still ensure it (a no-op here).
     "openjdk-17-jre-headless",
+    # The monitoring role's packages, baked in for the same reason; the image leaves their
+    # services disabled, so only the hosts the role runs on start them.
+    "prometheus",
+    "prometheus-alertmanager",
+    "prometheus-node-exporter",
 )
 
 # Units that cannot work, or must not run, in a container: udev and the gettys have no devices,
@@ -99,6 +104,7 @@ EOF
 find /usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
 rm -rf /usr/share/man/* /usr/share/info/*
 for unit in {" ".join(MASKED_UNITS)}; do ln -sf /dev/null "/etc/systemd/system/$unit"; done
+rm -f /etc/systemd/system/multi-user.target.wants/prometheus*.service
 # An empty machine-id makes systemd generate a fresh one per container at boot.
 : > /etc/machine-id
 rm -f /var/lib/dbus/machine-id /etc/hostname

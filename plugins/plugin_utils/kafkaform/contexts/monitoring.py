@@ -1,0 +1,89 @@
+"""The template context of the monitoring role: which monitoring services a host runs, where
+they listen, and the files each reads at start (its restart files)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..defaults import setting
+from ..model import GROUPS
+from . import SYSTEMD_UNIT_DIR
+from .sandbox import sandbox
+
+#: The inventory group of the hosts that run Prometheus and Alertmanager.
+MONITORING = "monitoring"
+NODE_EXPORTER = "prometheus-node-exporter"
+PROMETHEUS = "prometheus"
+ALERTMANAGER = "prometheus-alertmanager"
+RULES_DIR = "/etc/prometheus/rules"
+
+
+def _unit(name: str, *read_at_start: str, writes: Sequence[str] = ()) -> dict[str, Any]:
+    """A Debian unit the role hardens with a drop-in: the files it reads at start, and the
+    directories it writes (its data)."""
+    dropin = f"{SYSTEMD_UNIT_DIR}/{name}.service.d/kafkaform.conf"
+    return {"name": name, "read_write_paths": list(writes),
+            "restart_files": [*read_at_start, f"/etc/default/{name}", dropin]}
+
+
+def node_targets(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every host of the platform once, with the labels its series carry: rack and role (the
+    first group the model lists it in)."""
+    found: dict[str, dict[str, Any]] = {}
+    for role, members in (("zookeeper", cluster["ensemble"]), ("kafka_broker", cluster["brokers"]),
+                          ("spark_master", cluster["spark_masters"]),
+                          ("spark_worker", cluster["spark_workers"])):
+        for member in members:
+            found.setdefault(str(member["host"]), {
+                "host": str(member["host"]), "address": str(member["address"]),
+                "rack": str(member.get("rack") or ""), "role": role})
+    return list(found.values())
+
+
+def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
+                       groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The ``monitoring`` dict of ``templates/monitoring/``, for one host.
+
+    + cluster: ``kafkaform.model.build(view).to_dict()``
+    + host: the host's inventory name, which is also its cluster address
+    + settings: the role's variables by full name; a missing one takes the role default
+    + groups: the inventory's groups (``groups`` in a play), for the monitoring group
+    """
+
+    def get(name: str) -> Any:
+        return setting(settings, f"monitoring_{name}")
+
+    cluster_host = any(host in groups.get(group, ()) for group in GROUPS)
+    monitoring_host = host in groups.get(MONITORING, ())
+    units = [_unit(NODE_EXPORTER)] if cluster_host else []
+    rules_file = f"{RULES_DIR}/kafkaform.yml"
+    if monitoring_host:
+        units += [_unit(PROMETHEUS, "/etc/prometheus/prometheus.yml", rules_file,
+                        writes=["/var/lib/prometheus/metrics2"]),
+                  _unit(ALERTMANAGER, "/etc/prometheus/alertmanager.yml",
+                        writes=["/var/lib/prometheus/alertmanager"])]
+    prometheus_port = int(get("prometheus_port"))
+    return {
+        "host": host,
+        "address": host,
+        "cluster": str(cluster["name"]),
+        "nodes": node_targets(cluster),
+        "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
+                          for m in groups.get(MONITORING, ())],
+        "scrape_interval": str(get("scrape_interval")),
+        "evaluation_interval": str(get("evaluation_interval")),
+        "is_cluster_host": cluster_host,
+        "is_monitoring_host": monitoring_host,
+        "units": units,
+        "rules_dir": RULES_DIR,
+        "rules_file": rules_file,
+        "prometheus_port": prometheus_port,
+        "prometheus_url": f"http://{host}:{prometheus_port}",
+        "alertmanager_port": int(get("alertmanager_port")),
+        "node_exporter_port": int(get("node_exporter_port")),
+        "retention_time": str(get("retention_time")),
+        "retention_size": str(get("retention_size")),
+        "textfile_dir": str(get("textfile_dir")),
+        "sandbox": sandbox(),
+    }
