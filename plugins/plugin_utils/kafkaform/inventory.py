@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .cli import InputError
-from .model import GROUPS, InventoryView
+from .model import GROUPS, MONITORING, InventoryView
 
 #: A cloud spec's own top-level keys; an inventory's top level holds groups (mappings) instead.
 CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
@@ -143,10 +143,11 @@ def _host_vars(loader: Any, variables: Any, host: Any) -> TemplatedVars:
 
 def _view(loader: Any, manager: Any, variables: Any,
           also: frozenset[str] = frozenset()) -> InventoryView:
-    """The model's groups, with the variables of their hosts and of the ``also`` hosts."""
+    """The model's groups and the monitoring group, with the variables of their hosts and of
+    the ``also`` hosts."""
     groups = {
         name: [host.name for host in manager.groups[name].get_hosts()]
-        for name in GROUPS
+        for name in (*GROUPS, MONITORING)
         if name in manager.groups
     }
     wanted = {host for members in groups.values() for host in members} | also

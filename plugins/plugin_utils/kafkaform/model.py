@@ -20,6 +20,8 @@ KAFKA_BROKER = "kafka_broker"
 SPARK_MASTER = "spark_master"
 SPARK_WORKER = "spark_worker"
 GROUPS = (ZOOKEEPER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
+#: The hosts that run Prometheus and Alertmanager for the platform (not members of its clusters).
+MONITORING = "monitoring"
 
 #: Purposes a declared data disk may serve (os_tuning_data_disks[].purpose).
 KAFKA_LOG_DIR = "kafka_log_dir"

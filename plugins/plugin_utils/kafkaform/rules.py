@@ -53,6 +53,8 @@ TOPIC_PLAN = f"{_PKG}/topics.py"
 OS_TUNING_LIVE = f"{_PKG}/verify/test_os_tuning.py"
 USERS_AND_ACLS = f"{_PKG}/acls.py"
 KAFKA_LIVE = f"{_PKG}/verify/test_kafka_broker.py"
+MONITORING_LIVE = f"{_PKG}/verify/test_monitoring.py"
+ALERT_RULE_TESTS = "tests/promtool/alerts.test.yml"
 CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
 CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
@@ -601,6 +603,19 @@ CATALOGUE: tuple[Rule, ...] = (
          "Run the live-host tests of os_tuning (verify/test_os_tuning.py, pytest-testinfra) "
          "against the hosts after a converge.",
          (OS_TUNING_LIVE,)),
+    Rule("MO-05", "Prometheus on the monitoring hosts scrapes every host of the platform, whose "
+         "exporters listen on the cluster address only",
+         "A host nobody scrapes fails silently; an exporter bound to every interface publishes "
+         "the host's internals to any network it is on.",
+         "Put a host in the monitoring group and run playbooks/monitoring.yml; `kafkaform verify "
+         "--checks monitoring` names the target that is not up.",
+         (MONITORING_LIVE,)),
+    Rule("MO-06", "Every alert carries a summary and a runbook line, and a test fires it",
+         "An alert the on-call engineer cannot act on at 3 a.m. is noise; an alert rule never "
+         "seen firing may never fire.",
+         "Add the rule to templates/monitoring/alerts.yml.j2 with both annotations and a case in "
+         "tests/promtool/alerts.test.yml (promtool test rules).",
+         (ALERT_RULE_TESTS,)),
     Rule("MO-15", "No acknowledged message is lost in a rolling restart or when a broker is "
          "killed",
          "Controlled shutdown, acks=all and min.insync.replicas promise it; a drill under load "

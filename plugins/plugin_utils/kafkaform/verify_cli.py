@@ -8,6 +8,8 @@ checks     os_tuning     sysctl, limits and data disks of the zookeeper and kafk
            zookeeper     a serving quorum, ids, config files, a znode read back everywhere
            kafka_broker  registrations and racks, healthy partitions, produce and consume
            spark         daemons, workers on the master, the pipeline running exactly once
+           monitoring    exporters on the cluster address only, Prometheus scraping every
+                         target of the model, Alertmanager ready
 
 --limit PATTERN (Ansible's host pattern) visits only the matching hosts: the cluster checks check
 the matching members of their groups, os_tuning every matching host but Spark-only nodes (a host
@@ -39,6 +41,7 @@ CHECKS = {
     "zookeeper": "test_zookeeper.py",
     "kafka_broker": "test_kafka_broker.py",
     "spark": "test_spark.py",
+    "monitoring": "test_monitoring.py",
 }
 VERIFY_DIR = Path(__file__).resolve().parent / "verify"
 
@@ -88,7 +91,9 @@ def plan(view: model.InventoryView, matched: list[str],
     tuned = {host for group in TUNED_GROUPS for host in view.members(group)}
     if limit is None:
         visit = view.cluster_hosts()
-        return visit, [host for host in visit if host in tuned]
+        tuned_hosts = [host for host in visit if host in tuned]
+        visit += [host for host in view.members(model.MONITORING) if host not in visit]
+        return visit, tuned_hosts
     cluster = set(view.cluster_hosts())
     return matched, [host for host in matched if host in tuned or host not in cluster]
 

@@ -7,12 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..defaults import setting
-from ..model import GROUPS
+from ..model import GROUPS, MONITORING
 from . import SYSTEMD_UNIT_DIR
 from .sandbox import sandbox
 
-#: The inventory group of the hosts that run Prometheus and Alertmanager.
-MONITORING = "monitoring"
 NODE_EXPORTER = "prometheus-node-exporter"
 PROMETHEUS = "prometheus"
 ALERTMANAGER = "prometheus-alertmanager"

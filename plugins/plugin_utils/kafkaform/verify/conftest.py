@@ -167,7 +167,7 @@ def inventory(request: pytest.FixtureRequest) -> Inventory:
             or os.environ.get("KAFKAFORM_INVENTORY") or None)
     data = _inventory_list(path)
     hostvars = _hostvars(path)
-    groups = {g: _group_members(data, g) for g in model.GROUPS}
+    groups = {g: _group_members(data, g) for g in (*model.GROUPS, model.MONITORING)}
     view = InventoryView(groups=groups, hostvars=hostvars)
     return Inventory(path, view, model.build(view).to_dict())
 
@@ -194,22 +194,26 @@ class Nodes:
 
     def reach(self, key: str) -> list[Node]:
         """The visited hosts of one model list, possibly none."""
-        found = []
-        for entry in self.inventory.cluster[key]:
-            name, address = entry["host"], entry["address"]
-            if self.visit is not None and name not in self.visit:
-                continue
-            variables = self.inventory.hostvars.get(name, {})
-            spec = next((s for s in self.specs
-                         if s.split("://")[-1].split("@")[-1] in (name, address)), None)
-            if spec is None:
-                spec = (f"podman://{variables.get('ansible_host', name)}"
-                        if variables.get("ansible_connection") in PODMAN_CONNECTIONS
-                        else f"ansible://{name}")
-            host = (testinfra.get_host(spec, ansible_inventory=self.inventory.path)
-                    if spec.startswith("ansible://") else testinfra.get_host(spec))
-            found.append(Node(name, entry, variables, host))
-        return found
+        return [self.host(entry["host"], entry["address"], entry)
+                for entry in self.inventory.cluster[key]
+                if self.visit is None or entry["host"] in self.visit]
+
+    def group(self, name: str) -> list[Node]:
+        """The visited hosts of an inventory group outside the model (``monitoring``)."""
+        return [self.host(host, host, {}) for host in self.inventory.view.members(name)
+                if self.visit is None or host in self.visit]
+
+    def host(self, name: str, address: str, entry: Mapping[str, Any]) -> Node:
+        variables = self.inventory.hostvars.get(name, {})
+        spec = next((s for s in self.specs
+                     if s.split("://")[-1].split("@")[-1] in (name, address)), None)
+        if spec is None:
+            spec = (f"podman://{variables.get('ansible_host', name)}"
+                    if variables.get("ansible_connection") in PODMAN_CONNECTIONS
+                    else f"ansible://{name}")
+        host = (testinfra.get_host(spec, ansible_inventory=self.inventory.path)
+                if spec.startswith("ansible://") else testinfra.get_host(spec))
+        return Node(name, entry, variables, host)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,137 @@
+"""Monitoring checks (MO-05): exporters on the cluster address only, Prometheus scraping every
+target.
+
+    kafkaform verify -i inventory/lab --checks monitoring
+
+The targets, ports and addresses come from the monitoring role's context over the inventory
+(kafkaform.contexts.monitoring), never from constants here. Prometheus is asked through its HTTP
+API from its own host, as an operator's browser on the cluster network would.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+import testinfra.host  # type: ignore[import-untyped]
+
+from kafkaform.contexts.monitoring import (
+    ALERTMANAGER,
+    NODE_EXPORTER,
+    PROMETHEUS,
+    monitoring_context,
+    node_targets,
+)
+from kafkaform.model import MONITORING
+from kafkaform.verify.conftest import Inventory, Node, Nodes
+
+#: How long a fresh Prometheus may take to scrape every target once (a few scrape intervals).
+SCRAPE_WAIT_SECONDS = 120
+#: Local addresses that mean "every interface".
+WILDCARDS = ("0.0.0.0", "*", "[::]", "::")
+
+
+def expected(inventory: Inventory, name: str) -> Mapping[str, Any]:
+    return monitoring_context(inventory.cluster, name, inventory.hostvars.get(name, {}),
+                              inventory.view.groups)
+
+
+def listeners(host: testinfra.host.Host, port: int) -> list[str]:
+    """The local addresses of the TCP sockets listening on ``port``."""
+    out = host.check_output("ss -Hltn 'sport = :%s'", str(port))
+    return [line.split()[3].rsplit(":", 1)[0] for line in out.splitlines() if line.strip()]
+
+
+def assert_bound_to(name: str, host: testinfra.host.Host, port: int, address: str) -> None:
+    bound = listeners(host, port)
+    assert bound, f"{name}: nothing listens on port {port}"
+    wide = [a for a in bound if a in WILDCARDS]
+    assert not wide, f"{name}: port {port} is bound to every interface ({', '.join(wide)})"
+    resolved = host.check_output("getent ahostsv4 %s | awk 'NR==1 {print $1}'", address)
+    assert resolved in bound, f"{name}: port {port} listens on {bound}, not on {address}"
+
+
+@pytest.fixture(scope="module")
+def platform_nodes(nodes: Nodes, inventory: Inventory) -> list[Node]:
+    found = [nodes.host(t["host"], t["address"], t) for t in node_targets(inventory.cluster)
+             if nodes.visit is None or t["host"] in nodes.visit]
+    if not found:
+        pytest.skip("--kafkaform-hosts (kafkaform verify --limit) leaves out every host")
+    return found
+
+
+@pytest.fixture(scope="module")
+def monitors(nodes: Nodes, inventory: Inventory) -> list[Node]:
+    found = nodes.group(MONITORING)
+    if not found:
+        pytest.skip(f"no host of the {MONITORING} group visited (the inventory has none, or "
+                    "--limit leaves them out)")
+    return found
+
+
+def test_node_exporter_runs_on_every_host_bound_to_its_cluster_address(
+        platform_nodes: list[Node], inventory: Inventory) -> None:
+    for node in platform_nodes:
+        context = expected(inventory, node.name)
+        service = node.host.service(NODE_EXPORTER)
+        assert service.is_running and service.is_enabled, f"{node.name}: {NODE_EXPORTER}"
+        user = node.host.check_output("systemctl show -p User --value %s", NODE_EXPORTER)
+        assert user and user != "root", f"{node.name}: {NODE_EXPORTER} runs as {user or 'root'}"
+        assert_bound_to(node.name, node.host, context["node_exporter_port"], context["address"])
+
+
+def test_prometheus_and_alertmanager_run_bound_to_the_cluster_address(
+        monitors: list[Node], inventory: Inventory) -> None:
+    for node in monitors:
+        context = expected(inventory, node.name)
+        for unit, port in ((PROMETHEUS, context["prometheus_port"]),
+                           (ALERTMANAGER, context["alertmanager_port"])):
+            service = node.host.service(unit)
+            assert service.is_running and service.is_enabled, f"{node.name}: {unit}"
+            assert_bound_to(node.name, node.host, port, context["address"])
+
+
+def api(node: Node, context: Mapping[str, Any], path: str) -> Any:
+    body = node.host.check_output("curl -sf %s%s", context["prometheus_url"], path)
+    return json.loads(body)["data"]
+
+
+def test_prometheus_scrapes_every_host_of_the_model_and_finds_it_up(
+        monitors: list[Node], inventory: Inventory) -> None:
+    for node in monitors:
+        context = expected(inventory, node.name)
+        wanted = {f"{t['address']}:{context['node_exporter_port']}": t for t in context["nodes"]}
+        wanted_self = f"{context['address']}:{context['prometheus_port']}"
+        deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
+        while True:
+            targets = api(node, context, "/api/v1/targets?state=active")["activeTargets"]
+            health = {t["labels"]["instance"] if t["labels"]["job"] != "node"
+                      else t["scrapeUrl"].split("//")[1].split("/")[0]: t for t in targets}
+            down = {k: t.get("lastError") or t["health"] for k, t in health.items()
+                    if t["health"] != "up"}
+            if not down or time.monotonic() > deadline:
+                break
+            time.sleep(5)
+        assert set(health) == set(wanted) | {wanted_self}, (
+            f"{node.name}: Prometheus scrapes {sorted(health)}, the model has "
+            f"{sorted(set(wanted) | {wanted_self})}")
+        assert not down, f"{node.name}: targets not up after {SCRAPE_WAIT_SECONDS} s: {down}"
+        for key, target in wanted.items():
+            labels = health[key]["labels"]  # Prometheus drops a label with an empty value
+            assert (labels["instance"], labels.get("rack", ""), labels["role"]) == (
+                target["host"], target["rack"], target["role"]), f"{node.name}: {key} {labels}"
+
+
+def test_prometheus_loads_the_rules_and_reaches_alertmanager(
+        monitors: list[Node], inventory: Inventory) -> None:
+    for node in monitors:
+        context = expected(inventory, node.name)
+        groups = api(node, context, "/api/v1/rules")["groups"]
+        assert [g for g in groups if g["file"] == context["rules_file"] and g["rules"]], (
+            f"{node.name}: no rule loaded from {context['rules_file']}")
+        active = api(node, context, "/api/v1/alertmanagers")["activeAlertmanagers"]
+        urls = {a["url"].split("//")[1].split("/")[0] for a in active}
+        assert urls == set(context["alertmanagers"]), f"{node.name}: alertmanagers {urls}"

@@ -1,0 +1,78 @@
+"""The monitoring template context and alert rules: who runs what, what Prometheus scrapes, and
+every alert actionable and tested (MO-05, MO-06)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafkaform import model
+from kafkaform.contexts.monitoring import (
+    ALERTMANAGER,
+    NODE_EXPORTER,
+    PROMETHEUS,
+    monitoring_context,
+    node_targets,
+)
+from tests.unit.test_checks import lab_like, view_of
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def platform() -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """A lab-like cluster where sm is also a worker, and a monitoring host mon."""
+    spec = lab_like()
+    spec["spark_worker"]["sm"] = {}
+    view = view_of(spec)
+    groups = {**view.groups, model.MONITORING: ["mon"]}
+    return model.build(view).to_dict(), groups
+
+
+def test_every_host_of_the_platform_is_one_node_target_with_its_first_role_and_rack() -> None:
+    cluster, _ = platform()
+    targets = node_targets(cluster)
+    assert [t["host"] for t in targets] == ["zk1", "zk2", "zk3", "k1", "k2", "k3", "sm", "sw1"]
+    by_host = {t["host"]: t for t in targets}
+    assert by_host["sm"]["role"] == "spark_master"
+    assert (by_host["k3"]["role"], by_host["k3"]["rack"]) == ("kafka_broker", "b")
+    assert by_host["sw1"]["rack"] == ""
+
+
+def test_cluster_hosts_run_node_exporter_and_the_monitoring_host_prometheus() -> None:
+    cluster, groups = platform()
+    broker = monitoring_context(cluster, "k1", {}, groups)
+    assert [u["name"] for u in broker["units"]] == [NODE_EXPORTER]
+    assert (broker["is_cluster_host"], broker["is_monitoring_host"]) == (True, False)
+    monitor = monitoring_context(cluster, "mon", {"monitoring_prometheus_port": 9190}, groups)
+    assert [u["name"] for u in monitor["units"]] == [PROMETHEUS, ALERTMANAGER]
+    assert monitor["prometheus_url"] == "http://mon:9190"
+    assert monitor["alertmanagers"] == ["mon:9093"]
+    prometheus = monitor["units"][0]
+    assert "/etc/prometheus/prometheus.yml" in prometheus["restart_files"]
+    assert monitor["rules_file"] in prometheus["restart_files"]
+
+
+def test_a_host_outside_every_group_runs_nothing() -> None:
+    cluster, groups = platform()
+    assert monitoring_context(cluster, "elsewhere", {}, groups)["units"] == []
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    rendered = yaml.safe_load((TESTS / "golden" / "monitoring" / "alerts.yml").read_text())
+    return [rule for group in rendered["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+def test_every_alert_has_a_severity_a_summary_and_a_runbook_line() -> None:
+    for rule in alert_rules():
+        assert rule["labels"]["severity"] in ("critical", "warning"), rule["alert"]
+        assert rule["annotations"]["summary"].strip(), rule["alert"]
+        assert rule["annotations"]["runbook"].strip(), rule["alert"]
+
+
+def test_every_alert_has_a_promtool_case_that_fires_it() -> None:
+    cases = yaml.safe_load((TESTS / "promtool" / "alerts.test.yml").read_text())
+    fired = {check["alertname"] for case in cases["tests"]
+             for check in case.get("alert_rule_test", []) if check.get("exp_alerts")}
+    assert sorted({rule["alert"] for rule in alert_rules()} - fired) == []
