@@ -76,3 +76,24 @@ def test_every_alert_has_a_promtool_case_that_fires_it() -> None:
     fired = {check["alertname"] for case in cases["tests"]
              for check in case.get("alert_rule_test", []) if check.get("exp_alerts")}
     assert sorted({rule["alert"] for rule in alert_rules()} - fired) == []
+
+
+def lab_view() -> model.InventoryView:
+    """inventory/lab read as plain YAML (hosts.yml and group_vars/all.yml): Ansible's inventory
+    loader, run in this process, would change how later tests import the collection."""
+    lab = TESTS.parent / "inventory" / "lab"
+    children = yaml.safe_load((lab / "hosts.yml").read_text())["all"]["children"]
+    cluster = yaml.safe_load((lab / "group_vars" / "all.yml").read_text())
+    spec = {group: {host: dict(host_vars or {}) for host, host_vars in entry["hosts"].items()}
+            for group, entry in children.items()}
+    return view_of(spec, cluster)
+
+
+def test_the_golden_sample_is_the_context_of_kf_monitor_in_the_lab() -> None:
+    view = lab_view()
+    golden = yaml.safe_load((TESTS / "golden" / "monitoring" / "context.yml").read_text())
+    computed = monitoring_context(model.build(view).to_dict(), "kf-monitor",
+                                  view.hostvars["kf-monitor"], view.groups)
+    assert computed == golden["monitoring"]
+    assert golden["monitoring_unit"] == computed["units"][-1]
+    assert {t["host"] for t in computed["nodes"]} == set(view.cluster_hosts())

@@ -32,7 +32,7 @@ from typing import Any
 from . import lab_image
 from .contexts.spark_node import TLS_UI_PORT_OFFSET
 from .defaults import role_default
-from .model import SPARK_MASTER, SPARK_WORKER
+from .model import MONITORING, SPARK_MASTER, SPARK_WORKER
 from .paths import collection_root
 from .podman import (
     CommandError,
@@ -551,7 +551,7 @@ def container_address(info: Mapping[str, Any], network: str) -> str:
 
 
 #: The services kafkaform runs, as systemd unit name patterns.
-SERVICE_PATTERNS = ("zookeeper*", "kafka*", "spark-*", "kafkaform-*")
+SERVICE_PATTERNS = ("zookeeper*", "kafka*", "spark-*", "kafkaform-*", "prometheus*")
 
 
 def running_services(name: str) -> list[str]:
@@ -616,6 +616,11 @@ def lab_status(args: argparse.Namespace) -> int:
               f"https://{address}:{history} (the cluster CA's certificate for {name})\n"
               f"  events:  podman exec {name} kafkaform-pipeline generate --count 1000\n"
               f"  audit:   podman exec {name} kafkaform-pipeline audit --wait 120")
+    monitors = [r for r, h in zip(rows, hosts, strict=False) if MONITORING in h.groups]
+    if monitors:
+        port = int(role_default("monitoring_prometheus_port"))
+        print(f"  prometheus: http://{monitors[0][3]}:{port} (every target: /targets, alerts: "
+              "/alerts)")
     # A drifted kernel setting is warned about above, with the commands that restore it; the
     # lab itself is fine, so only hosts that are not up make the status fail.
     return 0 if all(r[4].startswith("up") for r in rows) else 1

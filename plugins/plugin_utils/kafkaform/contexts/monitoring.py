@@ -10,18 +10,29 @@ from ..defaults import setting
 from ..model import GROUPS, MONITORING
 from . import SYSTEMD_UNIT_DIR
 from .sandbox import sandbox
+from .spark_pipeline import UNIT as PIPELINE_UNIT
 
 NODE_EXPORTER = "prometheus-node-exporter"
 PROMETHEUS = "prometheus"
 ALERTMANAGER = "prometheus-alertmanager"
 RULES_DIR = "/etc/prometheus/rules"
+#: The platform's services, whose state node exporter reports: the units of the zookeeper and
+#: kafka_broker roles, the Spark daemons (kafkaform.contexts.spark_node) and the pipeline's driver.
+WATCHED_UNITS = ("zookeeper", "kafka", "spark-master", "spark-history", "spark-worker",
+                 PIPELINE_UNIT)
 
 
-def _unit(name: str, *read_at_start: str, writes: Sequence[str] = ()) -> dict[str, Any]:
-    """A Debian unit the role hardens with a drop-in: the files it reads at start, and the
-    directories it writes (its data)."""
+#: The socket families every monitoring service needs: its listener and D-Bus (node exporter's
+#: systemd collector); node exporter also reads the network statistics over netlink.
+ADDRESS_FAMILIES = ("AF_UNIX", "AF_INET", "AF_INET6")
+
+
+def _unit(name: str, *read_at_start: str, writes: Sequence[str] = (),
+          families: Sequence[str] = ADDRESS_FAMILIES) -> dict[str, Any]:
+    """A Debian unit the role hardens with a drop-in: the files it reads at start, the
+    directories it writes (its data) and the socket families it may open."""
     dropin = f"{SYSTEMD_UNIT_DIR}/{name}.service.d/kafkaform.conf"
-    return {"name": name, "read_write_paths": list(writes),
+    return {"name": name, "read_write_paths": list(writes), "address_families": list(families),
             "restart_files": [*read_at_start, f"/etc/default/{name}", dropin]}
 
 
@@ -54,7 +65,8 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
 
     cluster_host = any(host in groups.get(group, ()) for group in GROUPS)
     monitoring_host = host in groups.get(MONITORING, ())
-    units = [_unit(NODE_EXPORTER)] if cluster_host else []
+    units = ([_unit(NODE_EXPORTER, families=(*ADDRESS_FAMILIES, "AF_NETLINK"))]
+             if cluster_host else [])
     rules_file = f"{RULES_DIR}/kafkaform.yml"
     if monitoring_host:
         units += [_unit(PROMETHEUS, "/etc/prometheus/prometheus.yml", rules_file,
@@ -83,5 +95,6 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "retention_time": str(get("retention_time")),
         "retention_size": str(get("retention_size")),
         "textfile_dir": str(get("textfile_dir")),
+        "watched_units_pattern": "({})[.]service".format("|".join(WATCHED_UNITS)),
         "sandbox": sandbox(),
     }
