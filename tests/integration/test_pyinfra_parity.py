@@ -25,6 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kafkaform.catalog import CATALOG
+from kafkaform.contexts.metrics import AGENT_DIR
+
 from .test_pyinfra_os_tuning import ENV, IMAGE, run, wait_for_systemd
 
 BIN = Path(sys.executable).parent
@@ -39,6 +42,8 @@ PLAYBOOKS = ("playbooks/site.yml",)
 #: The service on each host whose start time tells a restart.
 SERVICES = {ZK: ("zookeeper",), **{b: ("kafka",) for b in BROKERS},
             MASTER: ("spark-master", "kafkaform-pipeline"), WORKER: ("spark-worker",)}
+#: The JVMs' metrics agent, on every broker and member.
+AGENT = f"{AGENT_DIR}/{CATALOG.jmx_exporter.file_name}"
 #: The files the roles manage, per service, and the service whose start time tells a restart.
 FILES = {
     "zookeeper": ("/var/lib/zookeeper/myid", "/etc/zookeeper/zoo.cfg", "/etc/zookeeper/jaas.conf",
@@ -46,12 +51,13 @@ FILES = {
                   "/etc/zookeeper/release", "/etc/systemd/system/zookeeper.service",
                   "/etc/systemd/system/zookeeper-purge.service",
                   "/etc/systemd/system/zookeeper-purge.timer", "/usr/local/sbin/zookeeper-4lw",
-                  "/opt/kafkaform/zookeeper"),
+                  "/opt/kafkaform/zookeeper", "/etc/zookeeper/jmx-exporter.yml", AGENT),
     "kafka": ("/etc/kafka/server.properties", "/etc/kafka/log4j.properties", "/etc/kafka/release",
               "/etc/kafka/admin-client.properties", "/etc/kafka/tls/secrets.properties",
               "/etc/kafka/tls/trust.pem", "/etc/kafka/tls/keystore.p12",
               "/etc/kafka/kafka-jaas.conf", "/etc/systemd/system/kafka.service",
-              "/usr/local/sbin/kafkaform-kafka", "/opt/kafkaform/kafka"),
+              "/usr/local/sbin/kafkaform-kafka", "/opt/kafkaform/kafka",
+              "/etc/kafka/jmx-exporter.yml", AGENT),
     "spark": ("/etc/spark/spark-env.sh", "/etc/spark/spark-defaults.conf",
               "/etc/spark/log4j2.properties", "/etc/spark/release", "/etc/spark/tls/trust.pem",
               "/etc/spark/tls/keystore.p12", "/opt/kafkaform/spark",

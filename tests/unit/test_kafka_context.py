@@ -161,3 +161,12 @@ def test_listeners_sharing_a_port_are_refused_by_the_preflight_and_the_context()
         (("k2",), "listeners share a port: 9092 (CLIENT, EXTERNAL)")]
     with pytest.raises(ValueError, match=r"listeners share a port: 9092 \(CLIENT, EXTERNAL\)"):
         kafka_broker_context(model.build(view).to_dict(), "k2", {})
+
+
+def test_a_metrics_agent_on_a_listener_port_is_refused_before_any_host() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k3"]["kafka_broker_metrics_port"] = 9091
+    found = [f for f in checks.check(view_of(spec)) if "share a port" in f.message]
+    assert [(f.hosts, f.message) for f in found] == [
+        (("k3",), "listeners share a port: 9091 (BROKER, metrics agent)")]
+    assert "kafka_broker_metrics_port" in found[0].fix

@@ -1,5 +1,5 @@
 """The monitoring template context and alert rules: who runs what, what Prometheus scrapes, and
-every alert actionable and tested (MO-05, MO-06)."""
+every alert actionable and tested, the JVMs' metrics agents (MO-05, MO-06, MO-07)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from kafkaform import model
+from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.contexts.monitoring import (
     ALERTMANAGER,
     NODE_EXPORTER,
@@ -16,6 +17,7 @@ from kafkaform.contexts.monitoring import (
     monitoring_context,
     node_targets,
 )
+from kafkaform.contexts.zookeeper import zookeeper_context
 from tests.unit.test_checks import lab_like, view_of
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -97,3 +99,32 @@ def test_the_golden_sample_is_the_context_of_kf_monitor_in_the_lab() -> None:
     assert computed == golden["monitoring"]
     assert golden["monitoring_unit"] == computed["units"][-1]
     assert {t["host"] for t in computed["nodes"]} == set(view.cluster_hosts())
+
+
+def test_every_broker_and_member_jvm_is_scraped_on_its_agent_port_unless_turned_off() -> None:
+    spec = lab_like()
+    spec["kafka_broker"]["k2"]["kafka_broker_metrics_enabled"] = "false"
+    spec["zookeeper"]["zk3"]["zookeeper_metrics_port"] = 7172
+    view = view_of(spec)
+    groups = {**view.groups, model.MONITORING: ["mon"]}
+    jvms = monitoring_context(model.build(view).to_dict(), "mon", {}, groups)["jvms"]
+    assert [(t["host"], t["port"]) for t in jvms["kafka"]] == [("k1", 7071), ("k3", 7071)]
+    assert [(t["host"], t["port"], t["rack"]) for t in jvms["zookeeper"]] == [
+        ("zk1", 7072, "a"), ("zk2", 7072, "b"), ("zk3", 7172, "c")]
+
+
+def test_the_agent_listens_on_the_cluster_address_and_comes_from_the_mirror() -> None:
+    cluster = model.build(view_of(lab_like())).to_dict()
+    settings = {"kafkaform_apache_mirror_url": "http://mirror.internal:8000/dist/"}
+    broker = kafka_broker_context(cluster, "k2", settings)
+    agent = broker["metrics"]
+    assert agent["option"] in broker["java"]["options"]
+    assert agent["option"] == (f"-javaagent:{agent['jar']}={broker['address']}:7071:"
+                               "/etc/kafka/jmx-exporter.yml")
+    assert agent["url"] == ("http://mirror.internal:8000/dist/maven/io/prometheus/jmx/"
+                            "jmx_prometheus_javaagent/1.0.1/jmx_prometheus_javaagent-1.0.1.jar")
+    off = kafka_broker_context(cluster, "k2", {"kafka_broker_metrics_enabled": False})
+    assert not [o for o in off["java"]["options"] if o.startswith("-javaagent")]
+    member = zookeeper_context(cluster, "zk1", {"zookeeper_metrics_port": 7172})
+    assert member["metrics"]["option"].endswith("=zk1:7172:/etc/zookeeper/jmx-exporter.yml")
+    assert member["metrics"]["option"] in member["java"]["options"]

@@ -16,6 +16,10 @@ are unreachable from the build machines:
 * The Spark Kafka connector jars: the versions Spark 4.0.0's POMs declare (kafka-clients 3.9.0,
   commons-pool2 2.12.0). `kafkaform mirror build` re-resolves them with Maven and fails if they
   drift.
+* The Prometheus JMX exporter java agent 1.0.1 (`io.prometheus.jmx:jmx_prometheus_javaagent`), on
+  every broker and ZooKeeper member. ZooKeeper's own Prometheus metrics provider is not used: it is
+  published on Maven Central for 3.8.3 and 3.9.x but not for 3.8.4, the release Kafka pins.
+  Neither it nor the connector jars exist under the Apache dist root, so both come from a mirror.
 """
 
 from __future__ import annotations
@@ -110,12 +114,14 @@ class MavenJar(Published):
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Every component kafkaform installs, plus the jars Spark needs to talk to Kafka."""
+    """Every component kafkaform installs, the jars Spark needs to talk to Kafka and the metrics
+    agent of the JVMs."""
 
     kafka: Component
     zookeeper: Component
     spark: Component
     spark_kafka_connector: tuple[MavenJar, ...]
+    jmx_exporter: MavenJar
 
     @property
     def components(self) -> tuple[Component, ...]:
@@ -156,6 +162,12 @@ def spark_connector_jar(spark_version: str, group: str, artifact: str, version: 
     return MavenJar(group, artifact, version, path)
 
 
+def maven_jar(group: str, artifact: str, version: str) -> MavenJar:
+    """A jar published in the mirror under `maven/`, in Maven's own repository layout."""
+    path = f"maven/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
+    return MavenJar(group, artifact, version, path)
+
+
 #: Each component's archive for any version, by name (roles may pin another version).
 RELEASES: dict[str, Callable[[str], Component]] = {
     "kafka": kafka,
@@ -166,6 +178,7 @@ RELEASES: dict[str, Callable[[str], Component]] = {
 KAFKA_VERSION = "3.9.2"
 ZOOKEEPER_VERSION = "3.8.4"
 SPARK_VERSION = "4.0.0"
+JMX_EXPORTER_VERSION = "1.0.1"
 
 CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
@@ -183,6 +196,7 @@ CATALOG = Catalog(
         spark_connector_jar(SPARK_VERSION, "org.apache.kafka", "kafka-clients", "3.9.0"),
         spark_connector_jar(SPARK_VERSION, "org.apache.commons", "commons-pool2", "2.12.0"),
     ),
+    jmx_exporter=maven_jar("io.prometheus.jmx", "jmx_prometheus_javaagent", JMX_EXPORTER_VERSION),
 )
 
 

@@ -277,8 +277,9 @@ def listener_ports(view: InventoryView) -> Iterator[Finding]:
         if clashes:
             yield Finding(cite("KF-02"), "listeners share a port: " + "; ".join(clashes),
                           "give each its own port (kafka_broker_port, kafka_broker_internal_port, "
-                          "kafka_broker_extra_listeners, kafka_plaintext_port: while securing in "
-                          "place, move kafka_broker_port, e.g. to 9093)", (broker.host,))
+                          "kafka_broker_extra_listeners, kafka_broker_metrics_port, "
+                          "kafka_plaintext_port: while securing in place, move "
+                          "kafka_broker_port, e.g. to 9093)", (broker.host,))
 
 
 def security_migration(view: InventoryView) -> Iterator[Finding]:

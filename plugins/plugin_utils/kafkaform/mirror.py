@@ -59,6 +59,8 @@ DEFAULT_EPOCH = 1_735_689_600
 GZIP_LEVEL = 6
 
 MANIFEST = "manifest.json"
+#: `--only` name of the JVMs' metrics agent (the catalog's jmx_exporter jar).
+JMX_EXPORTER = "jmx_exporter"
 
 # Artifacts of ZooKeeper's release lib/ that its POM marks `provided` (non-optional): the binary
 # assembly ships them, and the AdminServer (Jetty), zkCli (jline) and metrics need them.
@@ -1198,6 +1200,22 @@ def build_connector(catalog: Catalog, options: BuildOptions, manifest: Manifest)
         return built
 
 
+def build_jar(jar: MavenJar, options: BuildOptions, manifest: Manifest) -> int:
+    """Publish one jar as Maven Central has it (a self-contained one, such as an agent)."""
+    subject = f"{jar.artifact} {jar.version}"
+    if manifest.is_current(jar_recipe(jar), options.mirror_dir):
+        progress(subject, f"up to date ({jar.dist_path})")
+        return 0
+    with tempfile.TemporaryDirectory(prefix=f"{jar.artifact}-", dir=scratch(options)) as work:
+        progress(subject, f"resolving {jar.coordinate} with maven")
+        found = resolved_version_of(jar.artifact, maven_resolve([jar.coordinate], Path(work)))
+        if found is None or found.name != jar.file_name:
+            raise MirrorError(f"{subject}: maven resolved no {jar.file_name}; check that"
+                              f" {jar.coordinate} exists on Maven Central")
+        return int(publish(options.mirror_dir, jar_recipe(jar), manifest,
+                           functools.partial(copy_file, found), "sha512sum", subject))
+
+
 def copy_file(source: Path, out: BinaryIO) -> None:
     """Copy a file's bytes into an open stream."""
     with source.open("rb") as stream:
@@ -1242,6 +1260,8 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
     if options.wants("spark"):
         built += build_spark(catalog.spark, options, manifest)
         built += build_connector(catalog, options, manifest)
+    if options.wants(JMX_EXPORTER):
+        built += build_jar(catalog.jmx_exporter, options, manifest)
     return built
 
 
@@ -1251,7 +1271,7 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
 
 def handle_build(args: argparse.Namespace) -> int:
     """`kafkaform mirror build`."""
-    known = {c.name for c in CATALOG.components}
+    known = {c.name for c in CATALOG.components} | {JMX_EXPORTER}
     unknown = set(args.only) - known
     if unknown:
         print(f"error: unknown component(s) {sorted(unknown)}; choose from {sorted(known)}",
@@ -1309,7 +1329,7 @@ def add_commands(commands: Any) -> None:
     )
     build_parser.add_argument(
         "--only", action="append", default=[], metavar="NAME",
-        help="build only this component (kafka, zookeeper, spark); repeatable",
+        help=f"build only this component (kafka, zookeeper, spark, {JMX_EXPORTER}); repeatable",
     )  # fmt: skip
     build_parser.set_defaults(handler=handle_build)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .defaults import role_default
+from .defaults import as_bool, role_default
 
 #: Inventory groups the model understands.
 ZOOKEEPER = "zookeeper"
@@ -86,6 +86,8 @@ class ZooKeeperMember:
     client_port: int
     quorum_port: int
     election_port: int
+    #: Where the JVM's metrics agent listens on ``address``; None when it runs none (MO-07).
+    metrics_port: int | None = None
 
     @property
     def server_line(self) -> str:
@@ -137,12 +139,16 @@ class Broker:
     port: int
     log_dirs: tuple[str, ...]
     listeners: tuple[Listener, ...] = ()
+    #: Where the JVM's metrics agent listens on ``address``; None when it runs none (MO-07).
+    metrics_port: int | None = None
 
     def listener(self, name: str) -> Listener | None:
         return next((lst for lst in self.listeners if lst.name == name), None)
 
     def port_clashes(self) -> list[str]:
-        return port_clashes((lst.name, lst.port) for lst in self.listeners)
+        """Ports two of the broker's listeners, or a listener and its metrics agent, share."""
+        agent = [("metrics agent", self.metrics_port)] if self.metrics_port else []
+        return port_clashes([*((lst.name, lst.port) for lst in self.listeners), *agent])
 
 
 def port_clashes(named_ports: Iterable[tuple[str, int]]) -> list[str]:
@@ -285,8 +291,17 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
                                      role_default("zookeeper_quorum_port"))),
             election_port=int(view.var(host, "zookeeper_election_port",
                                        role_default("zookeeper_election_port"))),
+            metrics_port=metrics_port(view, host, "zookeeper"),
         ))
     return tuple(sorted(members, key=lambda m: m.id))
+
+
+def metrics_port(view: InventoryView, host: str, role: str) -> int | None:
+    """The port of the JMX exporter agent the role runs in the host's JVM, or None (MO-07)."""
+    enabled = view.var(host, f"{role}_metrics_enabled", role_default(f"{role}_metrics_enabled"))
+    if not as_bool(enabled):
+        return None
+    return as_int(view.var(host, f"{role}_metrics_port", role_default(f"{role}_metrics_port")))
 
 
 def broker_listeners(view: InventoryView, host: str) -> tuple[Listener, ...]:
@@ -329,6 +344,7 @@ def brokers(view: InventoryView) -> tuple[Broker, ...]:
             port=int(view.var(host, "kafka_broker_port", role_default("kafka_broker_port"))),
             log_dirs=broker_log_dirs(view, host),
             listeners=broker_listeners(view, host),
+            metrics_port=metrics_port(view, host, "kafka_broker"),
         ))
     return tuple(sorted(found, key=lambda b: b.id))
 

@@ -616,6 +616,16 @@ CATALOGUE: tuple[Rule, ...] = (
          "Add the rule to templates/monitoring/alerts.yml.j2 with both annotations and a case in "
          "tests/promtool/alerts.test.yml (promtool test rules).",
          (ALERT_RULE_TESTS,)),
+    Rule("MO-07", "Every broker and ZooKeeper member serves its metrics to Prometheus through the "
+         "JMX exporter agent, on its cluster address, with a bounded set of series",
+         "Under-replicated partitions, the active controller, the ensemble's leader, GC time and "
+         "open files exist only inside the JVMs; the agent's rules keep names stable and leave "
+         "out per-topic and per-client series, whose count grows with the cluster.",
+         "Keep kafka_broker_metrics_enabled and zookeeper_metrics_enabled on; the agent jar comes "
+         "from the mirror (kafkaform mirror build). `kafkaform verify --checks monitoring` names "
+         "an agent that is not up or listens too wide.",
+         ("templates/kafka_broker/jmx-exporter.yml.j2", "templates/zookeeper/jmx-exporter.yml.j2",
+          MONITORING_LIVE)),
     Rule("MO-15", "No acknowledged message is lost in a rolling restart or when a broker is "
          "killed",
          "Controlled shutdown, acks=all and min.insync.replicas promise it; a drill under load "

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import declared_entries, one_line_settings
+from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER, port_clashes
@@ -436,6 +437,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": tls["trust"],
     }
+    metrics = jmx_agent(get, settings, str(broker["address"]), conf_dir)
     jvm_options = [
         f"-Xms{heap}m", f"-Xmx{heap}m",
         "-XX:+UseG1GC",
@@ -451,6 +453,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # SE-07: the brokers' ZooKeeper login (the Client section).
         f"-Djava.security.auth.login.config={jaas}",
         *jmx_options,
+        *([metrics["option"]] if metrics["enabled"] else []),
         *[str(o) for o in get("jvm_extra_opts")],
     ]
     return {
@@ -478,6 +481,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "jaas_file": jaas,
         "tls": tls,
         "jmx": jmx,
+        "metrics": metrics,
         # Names for the certificate's subject alternative names: every name a client may dial.
         "tls_names": sorted({host, str(broker["address"]),
                              *(str(lst["advertised_host"]) for lst in broker["listeners"])}),

@@ -50,6 +50,19 @@ def node_targets(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+#: The scrape job of each role's JVM metrics agent (kafkaform.contexts.metrics), and where the
+#: cluster model lists the role's members.
+JVM_JOBS = (("zookeeper", "ensemble"), ("kafka", "brokers"))
+
+
+def jvm_targets(cluster: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Job name to the JVMs it scrapes: every member whose role runs the agent, with its rack."""
+    return {job: [{"host": str(m["host"]), "address": str(m["address"]),
+                   "port": int(m["metrics_port"]), "rack": str(m.get("rack") or "")}
+                  for m in cluster[members] if m.get("metrics_port")]
+            for job, members in JVM_JOBS}
+
+
 def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The ``monitoring`` dict of ``templates/monitoring/``, for one host.
@@ -79,6 +92,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "address": host,
         "cluster": str(cluster["name"]),
         "nodes": node_targets(cluster),
+        "jvms": jvm_targets(cluster),
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),

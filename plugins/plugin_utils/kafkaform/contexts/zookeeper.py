@@ -14,6 +14,7 @@ from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
+from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..model import ZOOKEEPER_TXN_LOG
@@ -164,6 +165,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     extra = {str(k): v for k, v in get("extra_settings").items()}
     learner_requires = enforced or migration == "tls_replication" \
         or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
+    metrics = jmx_agent(get, settings, str(member["address"]), conf_dir)
     jvm_options = [
         f"-Xms{heap}m", f"-Xmx{heap}m",
         "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
@@ -173,6 +175,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         "-Djava.awt.headless=true",
         f"-Dlogback.configurationFile={conf_dir}/logback.xml",
         f"-Djava.security.auth.login.config={jaas_file}",
+        *([metrics["option"]] if metrics["enabled"] else []),
         *[str(o) for o in get("jvm_extra_opts")],
     ]
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
@@ -236,6 +239,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
             "quorum_user": QUORUM_USER,
         },
         "extra_settings": java_properties(extra),
+        "metrics": metrics,
         "java": {
             "binary": java,
             "classpath": classpath,

@@ -53,7 +53,7 @@ ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
 def settings(of: Host | None = None) -> dict[str, Any]:
     """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
     target = host if of is None else of
-    found = role_settings(ROLE, "os_tuning_nofile_limit", of=target)
+    found = role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url", of=target)
     arch, cores = (target.get_fact(CommandOutput, argv=(
         "sh", "-c", "dpkg --print-architecture; nproc")) + "\n").split("\n")[:2]
     found["kafka_broker_java_home"] = (found.get("kafka_broker_java_home")
@@ -114,6 +114,7 @@ def _configure(kb: dict[str, Any], version: str) -> tuple[list[Any], Any]:
                      f"{kb['conf_dir']}/log4j.properties", group=group, mode="640"),
         put_content(f"kafka {version}\n", f"{kb['conf_dir']}/release", group=group, mode="640"),
     ]
+    artifact.jmx_agent(kb["metrics"], "kafka_broker/jmx-exporter.yml.j2", rendered, group)
     unit = put_rendered("kafka_broker/kafka.service.j2", rendered,
                         f"{SYSTEMD_UNIT_DIR}/kafka.service")
     return [*ops, unit], unit

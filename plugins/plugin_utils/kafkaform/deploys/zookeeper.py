@@ -51,7 +51,7 @@ def _java_home_detected(of: Host) -> str:
 
 def settings(of: Host | None = None) -> dict[str, Any]:
     """``zookeeper_settings`` of roles/zookeeper/vars/main.yml, for the host ``of``."""
-    found = role_settings(ROLE, "os_tuning_nofile_limit", of=of)
+    found = role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url", of=of)
     found["zookeeper_java_home"] = found.get("zookeeper_java_home") or _java_home_detected(
         host if of is None else of)
     return found
@@ -128,6 +128,7 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
                                 f"{zk['conf_dir']}/logback.xml", group=group, mode="640"))
     restart.append(put_content(f"zookeeper {version}\n", f"{zk['conf_dir']}/release",
                                group=group, mode="640"))
+    artifact.jmx_agent(zk["metrics"], "zookeeper/jmx-exporter.yml.j2", rendered, group)
     units = [put_rendered("zookeeper/zookeeper.service.j2", rendered,
                           f"{SYSTEMD_UNIT_DIR}/zookeeper.service")]
     if zk["purge_timer"]["enabled"]:

@@ -1,5 +1,5 @@
-"""Monitoring checks (MO-05): exporters on the cluster address only, Prometheus scraping every
-target.
+"""Monitoring checks (MO-05, MO-07): exporters and the JVMs' metrics agents on the cluster address
+only, Prometheus scraping every target.
 
     kafkaform verify -i inventory/lab --checks monitoring
 
@@ -99,17 +99,34 @@ def api(node: Node, context: Mapping[str, Any], path: str) -> Any:
     return json.loads(body)["data"]
 
 
-def test_prometheus_scrapes_every_host_of_the_model_and_finds_it_up(
+def test_jvm_metrics_agents_listen_on_the_cluster_address_only(
+        platform_nodes: list[Node], inventory: Inventory) -> None:
+    for node in platform_nodes:
+        jvms = expected(inventory, node.name)["jvms"]
+        for job, targets in jvms.items():
+            for target in (t for t in targets if t["host"] == node.name):
+                assert_bound_to(f"{node.name} ({job})", node.host, target["port"],
+                                target["address"])
+
+
+def scraped(target: Mapping[str, Any]) -> tuple[str, str]:
+    """A Prometheus target as (job, host:port it scrapes)."""
+    return target["labels"]["job"], target["scrapeUrl"].split("//")[1].split("/")[0]
+
+
+def test_prometheus_scrapes_every_host_and_jvm_of_the_model_and_finds_them_up(
         monitors: list[Node], inventory: Inventory) -> None:
     for node in monitors:
         context = expected(inventory, node.name)
-        wanted = {f"{t['address']}:{context['node_exporter_port']}": t for t in context["nodes"]}
-        wanted_self = f"{context['address']}:{context['prometheus_port']}"
+        wanted = {("node", f"{t['address']}:{context['node_exporter_port']}"): t
+                  for t in context["nodes"]}
+        wanted |= {(job, f"{t['address']}:{t['port']}"): t
+                   for job, targets in context["jvms"].items() for t in targets}
+        wanted_self = ("prometheus", f"{context['address']}:{context['prometheus_port']}")
         deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
         while True:
             targets = api(node, context, "/api/v1/targets?state=active")["activeTargets"]
-            health = {t["labels"]["instance"] if t["labels"]["job"] != "node"
-                      else t["scrapeUrl"].split("//")[1].split("/")[0]: t for t in targets}
+            health = {scraped(t): t for t in targets}
             down = {k: t.get("lastError") or t["health"] for k, t in health.items()
                     if t["health"] != "up"}
             if not down or time.monotonic() > deadline:
@@ -121,8 +138,9 @@ def test_prometheus_scrapes_every_host_of_the_model_and_finds_it_up(
         assert not down, f"{node.name}: targets not up after {SCRAPE_WAIT_SECONDS} s: {down}"
         for key, target in wanted.items():
             labels = health[key]["labels"]  # Prometheus drops a label with an empty value
-            assert (labels["instance"], labels.get("rack", ""), labels["role"]) == (
-                target["host"], target["rack"], target["role"]), f"{node.name}: {key} {labels}"
+            got = (labels["instance"], labels.get("rack", ""), labels.get("role", ""))
+            assert got == (target["host"], target["rack"], target.get("role", "")), (
+                f"{node.name}: {key} {labels}")
 
 
 def test_prometheus_loads_the_rules_and_reaches_alertmanager(
