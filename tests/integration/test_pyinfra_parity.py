@@ -1,14 +1,15 @@
-"""pyinfra's site deploy against the roles' site playbook, pyinfra first (~8 min).
+"""pyinfra's site and monitoring deploys against the roles' playbooks, pyinfra first (~9 min).
 
 A fresh cluster (one ZooKeeper member, two brokers, a declared topic, SCRAM users and their ACLs,
-a Spark master and worker sharing a directory, the pipeline running on them) converged by pyinfra
-passes `kafkaform verify` and must look converged to the roles (`playbooks/site.yml --check
---diff`: 0 changed, every managed file byte-identical). A broker setting changed through pyinfra
-rolls through the brokers, each restarted once, health-gated, and nothing else restarts. Own
-podman network, mirror and hosts (pyinfra-*), shaped like the lab's. Needs root, podman, the
-mirror (`kafkaform mirror build`) and the lab image (`kafkaform lab image`). The other
-direction, a cluster converged by Ansible then by pyinfra, runs in the kafka_broker and
-spark_pipeline molecule scenarios.
+a Spark master and worker sharing a directory, the pipeline running on them, and a monitoring
+host scraping them all) converged by pyinfra passes `kafkaform verify` and must look converged
+to the roles (`playbooks/site.yml` and `playbooks/monitoring.yml --check --diff`: 0 changed,
+every managed file byte-identical). A broker setting changed through pyinfra rolls through the
+brokers, each restarted once, health-gated, and nothing else restarts. Own podman network,
+mirror and hosts (pyinfra-*), shaped like the lab's. Needs root, podman, the mirror (`kafkaform
+mirror build`) and the lab image (`kafkaform lab image`). The other direction, a cluster
+converged by Ansible then by pyinfra, runs in the kafka_broker and spark_pipeline molecule
+scenarios.
 """
 
 from __future__ import annotations
@@ -35,13 +36,15 @@ PREFIX = f"pyinfra-{os.getpid()}"
 ZK, BROKERS, MIRROR, NETWORK = f"{PREFIX}-zk1", (f"{PREFIX}-k1", f"{PREFIX}-k2"), \
     f"{PREFIX}-mirror", PREFIX
 MASTER, WORKER, SHARED = f"{PREFIX}-sm", f"{PREFIX}-sw", f"{PREFIX}-shared"
-HOSTS = (ZK, *BROKERS, MASTER, WORKER)
+MONITOR = f"{PREFIX}-mon"
+HOSTS = (ZK, *BROKERS, MASTER, WORKER, MONITOR)
 CACHE = Path(os.environ.get("KAFKAFORM_CACHE") or "/var/cache/kafkaform")
-DEPLOY = "kafkaform.deploys.site.site"
-PLAYBOOKS = ("playbooks/site.yml",)
+DEPLOYS = ("kafkaform.deploys.site.site", "kafkaform.deploys.monitoring.monitoring")
+PLAYBOOKS = ("playbooks/site.yml", "playbooks/monitoring.yml")
 #: The service on each host whose start time tells a restart.
 SERVICES = {ZK: ("zookeeper",), **{b: ("kafka",) for b in BROKERS},
-            MASTER: ("spark-master", "kafkaform-pipeline"), WORKER: ("spark-worker",)}
+            MASTER: ("spark-master", "kafkaform-pipeline"), WORKER: ("spark-worker",),
+            MONITOR: ("prometheus", "prometheus-alertmanager")}
 #: The JVMs' metrics agent, on every broker and member.
 AGENT = f"{AGENT_DIR}/{CATALOG.jmx_exporter.file_name}"
 #: The files the roles manage, per service, and the service whose start time tells a restart.
@@ -73,6 +76,11 @@ FILES = {
                      "/opt/kafkaform/pipeline/kafkaform/__init__.py",
                      "/opt/kafkaform/pipeline/kafkaform/pipeline/job.py"),
     "spark-worker": ("/etc/systemd/system/spark-worker.service",),
+    "monitoring": ("/etc/prometheus/prometheus.yml", "/etc/prometheus/rules/kafkaform.yml",
+                   "/etc/prometheus/alertmanager.yml", "/etc/default/prometheus",
+                   "/etc/default/prometheus-alertmanager",
+                   "/etc/systemd/system/prometheus.service.d/kafkaform.conf",
+                   "/etc/default/prometheus-node-exporter"),
 }
 #: The pipeline's Kafka users and the ACLs each needs (roles/spark_pipeline/defaults/main.yml).
 PIPELINE_USERS = [{"name": name, "password": f"{name}-secret"}
@@ -153,7 +161,8 @@ def inventory(directory: Path, secrets: Path, **settings: Any) -> Path:
                      "kafka_broker": {"hosts": {b: {"kafka_broker_id": i}
                                                 for i, b in enumerate(BROKERS, start=1)}},
                      "spark_master": {"hosts": {MASTER: {}}},
-                     "spark_worker": {"hosts": {WORKER: {}}}}}}))
+                     "spark_worker": {"hosts": {WORKER: {}}},
+                     "monitoring": {"hosts": {MONITOR: {}}}}}}))
     return directory
 
 
@@ -170,7 +179,8 @@ def state(host: str, service: str) -> list[str]:
 def everything() -> dict[str, list[str]]:
     return {ZK: state(ZK, "zookeeper"), **{b: state(b, "kafka") for b in BROKERS},
             MASTER: state(MASTER, "spark") + state(MASTER, "spark-master"),
-            WORKER: state(WORKER, "spark") + state(WORKER, "spark-worker")}
+            WORKER: state(WORKER, "spark") + state(WORKER, "spark-worker"),
+            MONITOR: state(MONITOR, "monitoring")}
 
 
 def started() -> dict[str, str]:
@@ -189,9 +199,9 @@ def ansible(source: Path, *options: str) -> list[str]:
     return recaps
 
 
-def pyinfra(source: Path) -> int:
-    """Both deploys; the number of operations that changed a host."""
-    out = run(str(BIN / "pyinfra"), "--yes", "--json", f"@kafkaform/{source}", DEPLOY)
+def pyinfra(source: Path, deploy: str = DEPLOYS[0]) -> int:
+    """One deploy; the number of operations that changed a host."""
+    out = run(str(BIN / "pyinfra"), "--yes", "--json", f"@kafkaform/{source}", deploy)
     totals = json.loads(out.stdout)["results"]["totals"]
     assert totals["error"] == 0, out.stdout
     return int(totals["success"])
@@ -200,13 +210,13 @@ def pyinfra(source: Path) -> int:
 def test_pyinfra_converges_what_the_roles_converge(cluster: None, tmp_path: Path) -> None:
     secrets = tmp_path / "secrets"
     base = inventory(tmp_path / "base", secrets)
-    assert pyinfra(base) > 0
+    assert all(pyinfra(base, deploy) > 0 for deploy in DEPLOYS)
     written, start = everything(), started()
     described = podman("exec", BROKERS[0], "/usr/local/sbin/kafkaform-kafka", "--conf",
                        "/etc/kafka", "--libs", "/opt/kafkaform/kafka/libs", "describe").stdout
     assert "kf.parity" in described
     checks = run(str(BIN / "kafkaform"), "verify", "-i", str(base), "--checks",
-                 "zookeeper,kafka_broker,spark")
+                 "zookeeper,kafka_broker,spark,monitoring")
     assert " passed" in checks.stdout and " failed" not in checks.stdout, checks.stdout
 
     # The roles, dry, find everything they would write already there.

@@ -1,0 +1,123 @@
+"""``roles/monitoring`` as a pyinfra deploy: node exporter on every host of the platform,
+Prometheus and Alertmanager on the monitoring group, from Debian's packages, with the same files,
+the same hardening drop-ins, and a restart of a service only when it runs an older configuration
+than its files (the role's stale check, OP-03).
+
+    pyinfra @kafkaform/inventory/lab kafkaform.deploys.monitoring.monitoring
+
+The role checks the rules and the configurations with promtool and amtool before they replace the
+running ones; pyinfra has no such hook, and the control node no promtool: the files come from the
+same templates, which tests/integration/test_alert_rules.py checks with promtool.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyinfra.api.deploy import deploy
+from pyinfra.api.exceptions import DeployError
+from pyinfra.context import host
+from pyinfra.operations import files, python, systemd
+
+from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts.monitoring import monitoring_context
+from .base import (
+    cluster,
+    install_packages,
+    inventory_view,
+    put_rendered,
+    role_settings,
+    run_on,
+    until_ok,
+    will_change,
+)
+from .facts import ServiceStale, service_stale_argv
+
+ROLE = "monitoring"
+#: Debian's node exporter package recommends collectors (smartmontools, apt) nothing scrapes, and
+#: Prometheus recommends node exporter, which the node exporter part owns: no recommends.
+APT_CACHE_SECONDS = 3600
+
+
+def _node_exporter(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
+    """roles/monitoring/tasks/node_exporter.yml; returns the file operations."""
+    install_packages("Install node exporter from the distribution",
+                     [str(s["monitoring_node_exporter_package"])], cache_time=APT_CACHE_SECONDS,
+                     no_recommends=True)
+    files.directory(name="Create the textfile collector's directory", path=m["textfile_dir"],
+                    user="root", group="root", mode="755")
+    return [put_rendered("monitoring/node-exporter.default.j2", {ROLE: m},
+                         "/etc/default/prometheus-node-exporter")]
+
+
+def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
+    """roles/monitoring/tasks/prometheus.yml; returns the file operations."""
+    install_packages("Install Prometheus and Alertmanager from the distribution",
+                     [str(s["monitoring_prometheus_package"]),
+                      str(s["monitoring_alertmanager_package"])],
+                     cache_time=APT_CACHE_SECONDS, no_recommends=True)
+    files.directory(name="Create the directory of the alert rules", path=m["rules_dir"],
+                    user="root", group="prometheus", mode="750")
+    rendered = {ROLE: m}
+    ops = [put_rendered(f"monitoring/{template}", rendered, dest, group="prometheus", mode="640")
+           for template, dest in (("alerts.yml.j2", m["rules_file"]),
+                                  ("prometheus.yml.j2", "/etc/prometheus/prometheus.yml"),
+                                  ("alertmanager.yml.j2", "/etc/prometheus/alertmanager.yml"))]
+    ops += [put_rendered(f"monitoring/{name}.default.j2", rendered, f"/etc/default/{name}")
+            for name in ("prometheus", "prometheus-alertmanager")]
+    return ops
+
+
+def _restart_if_stale(unit: dict[str, Any]) -> None:
+    """Restart ``unit`` when it runs an older configuration than its files. Nothing here holds
+    data a restart could lose: Prometheus replays its write-ahead log."""
+    ran = run_on(host.name, service_stale_argv(unit["name"], unit["restart_files"]))
+    if not ran.ok:
+        raise DeployError(f"{host.name}: cannot tell whether {unit['name']} is stale: {ran.said}")
+    if json.loads(ran.stdout)["stale"]:
+        ran = run_on(host.name, ["systemctl", "restart", f"{unit['name']}.service"])
+        if not ran.ok:
+            raise DeployError(f"{host.name}: restarting {unit['name']} failed: {ran.said}. See "
+                              f"`journalctl -u {unit['name']}`.")
+
+
+def _wait_ready(url: str) -> None:
+    probe = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)"
+    ran = until_ok(host.name, ["python3", "-c", probe, f"{url}/-/ready"], 60.0, 2.0)
+    if not ran.ok:
+        raise DeployError(f"{host.name}: Prometheus is not ready at {url} after 60 s: "
+                          f"{ran.said}. See `journalctl -u prometheus`.")
+
+
+@deploy("monitoring")
+def monitoring() -> None:
+    """The monitoring role on every host of the platform and the monitoring group
+    (playbooks/monitoring.yml)."""
+    s = role_settings(ROLE)
+    m = monitoring_context(cluster(), host.name, s, inventory_view().groups)
+    ops = []
+    if m["is_cluster_host"]:
+        ops += _node_exporter(m, s)
+    if m["is_monitoring_host"]:
+        ops += _prometheus(m, s)
+    # roles/monitoring/tasks/service.yml
+    for unit in m["units"]:
+        dropin = f"{SYSTEMD_UNIT_DIR}/{unit['name']}.service.d"
+        files.directory(name=f"Create {dropin}", path=dropin, user="root", group="root",
+                        mode="755")
+        ops.append(put_rendered("monitoring/hardening.conf.j2",
+                                {ROLE: m, "monitoring_unit": unit}, f"{dropin}/kafkaform.conf"))
+    if will_change(*ops):
+        systemd.daemon_reload(name="Reload systemd for the monitoring units")
+    started = [systemd.service(name=f"Enable and start {unit['name']}", service=unit["name"],
+                               running=True, enabled=True) for unit in m["units"]]
+    for unit in m["units"]:
+        stale = host.get_fact(ServiceStale, service=unit["name"],
+                              paths=tuple(unit["restart_files"]))["stale"]
+        if stale or will_change(*ops):
+            python.call(name=f"Restart {unit['name']} if it runs an older configuration [OP-03]",
+                        function=_restart_if_stale, unit=unit)
+    if m["is_monitoring_host"] and will_change(*ops, *started):
+        python.call(name="Wait until Prometheus is ready to serve queries", function=_wait_ready,
+                    url=m["prometheus_url"])
