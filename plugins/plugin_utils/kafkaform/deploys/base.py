@@ -197,6 +197,19 @@ def run_on(name: str, argv: Sequence[str]) -> Ran:
     return Ran(bool(ok), output.stdout, output.stderr)
 
 
+def restart_if_stale(service: str, restart_files: Sequence[str]) -> None:
+    """At execution time, on the current host: restart ``service`` when it runs an older
+    configuration than ``restart_files`` (the roles' ``service_stale`` check, OP-03)."""
+    ran = run_on(host.name, service_stale_argv(service, restart_files))
+    if not ran.ok:
+        raise DeployError(f"{host.name}: cannot tell whether {service} is stale: {ran.said}")
+    if json.loads(ran.stdout)["stale"]:
+        ran = run_on(host.name, ["systemctl", "restart", f"{service}.service"])
+        if not ran.ok:
+            raise DeployError(f"{host.name}: restarting {service} failed: {ran.said}. See "
+                              f"`journalctl -u {service}`.")
+
+
 def until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -> Ran:
     """``argv`` on ``name`` every ``delay_s`` until it succeeds or ``timeout_s`` has passed."""
     deadline = time.monotonic() + timeout_s

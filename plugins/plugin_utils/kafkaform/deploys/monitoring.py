@@ -12,7 +12,6 @@ same templates, which tests/integration/test_alert_rules.py checks with promtool
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pyinfra.api.deploy import deploy
@@ -27,12 +26,12 @@ from .base import (
     install_packages,
     inventory_view,
     put_rendered,
+    restart_if_stale,
     role_settings,
-    run_on,
     until_ok,
     will_change,
 )
-from .facts import ServiceStale, service_stale_argv
+from .facts import ServiceStale
 
 ROLE = "monitoring"
 #: Debian's node exporter package recommends collectors (smartmontools, apt) nothing scrapes, and
@@ -69,19 +68,6 @@ def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
     return ops
 
 
-def _restart_if_stale(unit: dict[str, Any]) -> None:
-    """Restart ``unit`` when it runs an older configuration than its files. Nothing here holds
-    data a restart could lose: Prometheus replays its write-ahead log."""
-    ran = run_on(host.name, service_stale_argv(unit["name"], unit["restart_files"]))
-    if not ran.ok:
-        raise DeployError(f"{host.name}: cannot tell whether {unit['name']} is stale: {ran.said}")
-    if json.loads(ran.stdout)["stale"]:
-        ran = run_on(host.name, ["systemctl", "restart", f"{unit['name']}.service"])
-        if not ran.ok:
-            raise DeployError(f"{host.name}: restarting {unit['name']} failed: {ran.said}. See "
-                              f"`journalctl -u {unit['name']}`.")
-
-
 def _wait_ready(url: str) -> None:
     probe = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)"
     ran = until_ok(host.name, ["python3", "-c", probe, f"{url}/-/ready"], 60.0, 2.0)
@@ -116,8 +102,10 @@ def monitoring() -> None:
         stale = host.get_fact(ServiceStale, service=unit["name"],
                               paths=tuple(unit["restart_files"]))["stale"]
         if stale or will_change(*ops):
+            # Nothing here holds data a restart could lose: Prometheus replays its WAL.
             python.call(name=f"Restart {unit['name']} if it runs an older configuration [OP-03]",
-                        function=_restart_if_stale, unit=unit)
+                        function=restart_if_stale, service=unit["name"],
+                        restart_files=unit["restart_files"])
     if m["is_monitoring_host"] and will_change(*ops, *started):
         python.call(name="Wait until Prometheus is ready to serve queries", function=_wait_ready,
                     url=m["prometheus_url"])

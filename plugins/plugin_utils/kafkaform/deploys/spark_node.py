@@ -7,7 +7,6 @@ with the master again before the next).
 
 from __future__ import annotations
 
-import json
 import shlex
 from functools import cache
 from typing import Any
@@ -32,6 +31,7 @@ from .base import (
     play_hosts,
     put_content,
     put_rendered,
+    restart_if_stale,
     role_settings,
     roll_restarts,
     run_on,
@@ -39,7 +39,7 @@ from .base import (
     until_ok,
     will_change,
 )
-from .facts import CommandOutput, ServiceStale, service_stale_argv
+from .facts import CommandOutput, ServiceStale
 
 ROLE = "spark_node"
 GROUPS = (SPARK_MASTER, SPARK_WORKER)
@@ -198,14 +198,7 @@ def _restart_if_stale(daemons: list[dict[str, Any]]) -> None:
     """At execution time: restart each daemon that runs an older configuration than its files.
     With recovery mode FILESYSTEM a restarted master recovers its workers and applications."""
     for daemon in daemons:
-        ran = run_on(host.name, service_stale_argv(daemon["name"], daemon["restart_files"]))
-        if not ran.ok:
-            raise DeployError(f"{host.name}: cannot tell whether {daemon['name']} is stale: "
-                              f"{ran.said}")
-        if json.loads(ran.stdout)["stale"]:
-            ran = run_on(host.name, ["systemctl", "restart", f"{daemon['name']}.service"])
-            if not ran.ok:
-                raise DeployError(f"{host.name}: restarting {daemon['name']} failed: {ran.said}")
+        restart_if_stale(daemon["name"], daemon["restart_files"])
 
 
 def _wait_for_workers(argv: list[str], timeout_s: float) -> None:

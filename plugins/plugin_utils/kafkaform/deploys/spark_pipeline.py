@@ -8,7 +8,6 @@ and the sinks' commit logs keep a replayed micro-batch from landing twice).
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,12 +27,13 @@ from .base import (
     cluster,
     put_content,
     put_rendered,
+    restart_if_stale,
     role_settings,
     run_on,
     until_ok,
     will_change,
 )
-from .facts import ServiceStale, service_stale_argv
+from .facts import ServiceStale
 
 ROLE = "spark_pipeline"
 #: The tools on the driver host (roles/spark_pipeline/vars/main.yml).
@@ -127,16 +127,6 @@ def _check_shared_dir(job: dict[str, Any], workers: list[str]) -> None:
             "uid everywhere; nothing was started.")
 
 
-def _restart_if_stale(job: dict[str, Any]) -> None:
-    ran = run_on(host.name, service_stale_argv(job["unit"], job["restart_files"]))
-    if not ran.ok:
-        raise DeployError(f"{host.name}: cannot tell whether {job['unit']} is stale: {ran.said}")
-    if json.loads(ran.stdout)["stale"]:
-        ran = run_on(host.name, ["systemctl", "restart", f"{job['unit']}.service"])
-        if not ran.ok:
-            raise DeployError(f"{host.name}: restarting {job['unit']} failed: {ran.said}")
-
-
 def _wait_running(job: dict[str, Any], timeout_s: float) -> None:
     ran = until_ok(host.name, ["python3", "-c", RUNNING_PROBE, job["master_state_url"],
                                job["trust"], job["application"]], timeout_s, 3.0)
@@ -171,7 +161,8 @@ def spark_pipeline() -> None:
                               running=started_wanted, enabled=started_wanted)
     if started_wanted and might_restart:
         python.call(name="Restart the job when it runs an older configuration [OP-03]",
-                    function=_restart_if_stale, job=job)
+                    function=restart_if_stale, service=job["unit"],
+                    restart_files=job["restart_files"])
     if started_wanted and (might_restart or will_change(service)):
         python.call(name="Wait until the master runs the pipeline application",
                     function=_wait_running, job=job,
