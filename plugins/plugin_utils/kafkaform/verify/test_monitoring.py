@@ -40,9 +40,11 @@ def expected(inventory: Inventory, name: str) -> Mapping[str, Any]:
 
 
 def listeners(host: testinfra.host.Host, port: int) -> list[str]:
-    """The local addresses of the TCP sockets listening on ``port``."""
+    """The local addresses of the TCP sockets listening on ``port``; a JVM's IPv4 address on a
+    dual-stack socket (``[::ffff:10.0.0.5]``) as the IPv4 address it is."""
     out = host.check_output("ss -Hltn 'sport = :%s'", str(port))
-    return [line.split()[3].rsplit(":", 1)[0] for line in out.splitlines() if line.strip()]
+    found = [line.split()[3].rsplit(":", 1)[0] for line in out.splitlines() if line.strip()]
+    return [a[len("[::ffff:"):-1] if a.startswith("[::ffff:") else a for a in found]
 
 
 def assert_bound_to(name: str, host: testinfra.host.Host, port: int, address: str) -> None:
