@@ -30,7 +30,7 @@ INVENTORY = textwrap.dedent(
     """\
     all:
       vars:
-        ansible_connection: containers.podman.podman
+        ansible_connection: kafkaform.platform.podman
         ansible_python_interpreter: /usr/bin/python3
       children:
         zookeeper:

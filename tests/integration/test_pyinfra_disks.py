@@ -83,7 +83,7 @@ def disks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def inventory(directory: Path, declared: list[str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {
-        "vars": {"ansible_connection": "containers.podman.podman",
+        "vars": {"ansible_connection": "kafkaform.platform.podman",
                  "ansible_python_interpreter": "/usr/bin/python3",
                  "kafkaform_allow_single_zookeeper": True,
                  "kafka_default_replication_factor": 2, "kafka_min_insync_replicas": 1,

@@ -73,7 +73,7 @@ def inventory(directory: Path, host: str, **settings: Any) -> Path:
     """One ZooKeeper member (single-member ensemble allowed), without data disks."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {
-        "vars": {"ansible_connection": "containers.podman.podman",
+        "vars": {"ansible_connection": "kafkaform.platform.podman",
                  "ansible_python_interpreter": "/usr/bin/python3",
                  "kafkaform_allow_single_zookeeper": True, "os_tuning_disks_enabled": False,
                  **settings},

@@ -17,6 +17,10 @@ import yaml
 from .cli import InputError
 from .model import GROUPS, MONITORING, InventoryView
 
+#: ansible_connection values that run a host's commands with ``podman exec``: the project's
+#: pipelined connection (plugins/connection/podman.py), containers.podman's, and the short name.
+PODMAN_CONNECTIONS = frozenset({"kafkaform.platform.podman", "containers.podman.podman", "podman"})
+
 #: A cloud spec's own top-level keys; an inventory's top level holds groups (mappings) instead.
 CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
 

@@ -45,10 +45,6 @@ CHECKS = {
 }
 VERIFY_DIR = Path(__file__).resolve().parent / "verify"
 
-#: ansible_connection values of hosts testinfra reaches with `podman exec` (Ansible's podman
-#: connection is not one testinfra's ansible backend can run natively).
-PODMAN_CONNECTIONS = frozenset({"podman", "containers.podman.podman"})
-
 #: The groups playbooks/os_tuning.yml tunes.
 TUNED_GROUPS = (model.ZOOKEEPER, model.KAFKA_BROKER)
 
@@ -80,7 +76,7 @@ def add_commands(commands: Any) -> None:
 
 def reach(name: str, variables: Mapping[str, Any]) -> str:
     """testinfra's host spec for an inventory host."""
-    if variables.get("ansible_connection") in PODMAN_CONNECTIONS:
+    if variables.get("ansible_connection") in inventory.PODMAN_CONNECTIONS:
         return f"podman://{variables.get('ansible_host') or name}"
     return f"ansible://{name}"
 

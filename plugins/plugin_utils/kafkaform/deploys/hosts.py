@@ -27,9 +27,8 @@ INVENTORY = "kafkaform_inventory"
 PODMAN, SSH, LOCAL = "podman", "ssh", "local"
 
 #: ``ansible_connection`` values and the pyinfra connector that reaches the same host.
-#: https://docs.ansible.com/ansible/latest/collections/containers/podman/podman_connection.html
 CONNECTIONS = {
-    "containers.podman.podman": PODMAN, "podman": PODMAN,
+    **dict.fromkeys(inventory.PODMAN_CONNECTIONS, PODMAN),
     "ssh": SSH, "ansible.builtin.ssh": SSH, "paramiko": SSH, "paramiko_ssh": SSH,
     "ansible.builtin.paramiko_ssh": SSH,
     "local": LOCAL, "ansible.builtin.local": LOCAL,

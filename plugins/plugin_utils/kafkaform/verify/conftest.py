@@ -32,8 +32,8 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import model
 from kafkaform.defaults import role_default
+from kafkaform.inventory import PODMAN_CONNECTIONS
 from kafkaform.model import InventoryView
-from kafkaform.verify_cli import PODMAN_CONNECTIONS
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
