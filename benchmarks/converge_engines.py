@@ -37,35 +37,33 @@ def inventory() -> Path:
                   key=lambda p: p.stat().st_mtime)[-1]
 
 
-def ansible() -> tuple[float, int]:
-    # Not `molecule converge`: the scenario converges with pyinfra.
-    tool = Path(sys.executable).with_name("ansible-playbook")
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections"),
-           "ANSIBLE_CONNECTION_PLUGINS": str(ROOT / "plugins" / "connection"),
-           "ANSIBLE_NOCOLOR": "1"}
+def timed(tool: str, *args: str, **env: str) -> tuple[float, str]:
+    """Run a tool of this environment's on molecule's inventory; its wall time and output."""
+    path = Path(sys.executable).with_name(tool)
+    # Molecule's inventory holds variables that read its environment; kafkaform reads none.
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections"), **env}
     start = time.monotonic()
-    result = subprocess.run([str(tool), "-i", str(inventory()), "playbooks/zookeeper.yml",
-                             "playbooks/kafka_broker.yml"],
-                            cwd=ROOT, capture_output=True, text=True, check=False, env=env)
+    result = subprocess.run([str(path), *args], cwd=ROOT, capture_output=True, text=True,
+                            check=False, env=env)
     took = time.monotonic() - start
     if result.returncode != 0:
         sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])
-        raise SystemExit(f"ansible-playbook failed (exit {result.returncode})")
-    return took, sum(int(n) for n in CHANGED.findall(result.stdout))
+        raise SystemExit(f"{tool} failed (exit {result.returncode})")
+    return took, result.stdout
+
+
+def ansible() -> tuple[float, int]:
+    # Not `molecule converge`: the scenario converges with pyinfra. The connection is the
+    # scenario's (molecule.yml), one podman exec per task.
+    took, output = timed("ansible-playbook", "-i", str(inventory()), "playbooks/zookeeper.yml",
+                         "playbooks/kafka_broker.yml", ANSIBLE_NOCOLOR="1",
+                         ANSIBLE_CONNECTION_PLUGINS=str(ROOT / "plugins" / "connection"))
+    return took, sum(int(n) for n in CHANGED.findall(output))
 
 
 def pyinfra() -> tuple[float, int]:
-    tool = Path(sys.executable).with_name("pyinfra")
-    start = time.monotonic()
-    # Molecule's inventory holds variables that read its environment; kafkaform reads none.
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections")}
-    result = subprocess.run([str(tool), "--yes", "--json", f"@kafkaform/{inventory()}", DEPLOY],
-                            cwd=ROOT, capture_output=True, text=True, check=False, env=env)
-    took = time.monotonic() - start
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-4000:] + result.stderr[-4000:])
-        raise SystemExit(f"pyinfra failed (exit {result.returncode})")
-    return took, int(json.loads(result.stdout)["results"]["totals"]["success"])
+    took, output = timed("pyinfra", "--yes", "--json", f"@kafkaform/{inventory()}", DEPLOY)
+    return took, int(json.loads(output)["results"]["totals"]["success"])
 
 
 def main() -> int:
