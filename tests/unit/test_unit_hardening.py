@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafkaform import render
-from kafkaform.contexts.sandbox import SANDBOX
+from kafkaform.contexts.sandbox import ROOT_READER, SANDBOX, root_reader_sandbox
 from tests.unit.test_templates import context_of
 
 #: The highest exposure a unit may score (systemd-analyze's scale: 0.0 safe to 10.0 unsafe).
@@ -75,3 +75,14 @@ def test_a_unit_without_the_shared_sandbox_fails(tmp_path: Path) -> None:
     score, report = exposure(template, {**context, "kafka_broker": {**broker, "sandbox": []}},
                              tmp_path)
     assert score > MAX_EXPOSURE and report, score
+
+
+def test_the_root_reader_sandbox_differs_only_in_its_documented_lines() -> None:
+    """The process-metrics job runs as root: its sandbox is the shared one except the lines
+    ROOT_READER replaces (one capability to read, no user namespace), and its unit carries it."""
+    reader = root_reader_sandbox()
+    assert [line for line in SANDBOX if line not in reader] == list(ROOT_READER)
+    assert "PrivateUsers=yes" not in reader and "CapabilityBoundingSet=" not in reader
+    context = context_of("monitoring/kafkaform-process-metrics.service.j2")["monitoring"]
+    assert isinstance(context, dict)
+    assert context["process_metrics"]["sandbox"] == reader

@@ -626,6 +626,16 @@ CATALOGUE: tuple[Rule, ...] = (
          "an agent that is not up or listens too wide.",
          ("templates/kafka_broker/jmx-exporter.yml.j2", "templates/zookeeper/jmx-exporter.yml.j2",
           MONITORING_LIVE)),
+    Rule("MO-08", "Every host measures its services' memory maps and open files against their "
+         "limits, and ZooKeeper's snapshots against the number its purge keeps",
+         "A broker that runs out of memory maps dies, and the brokers of a balanced cluster run "
+         "out at about the same time; descriptors run out under many partitions and connections; "
+         "a purge that stopped lets snapshots fill ZooKeeper's disk. No exporter reports these.",
+         "Keep the monitoring role on every host (playbooks/monitoring.yml): its "
+         "kafkaform-process-metrics timer writes them for node exporter every minute, and "
+         "`kafkaform verify --checks monitoring` names a running service Prometheus has no "
+         "figures for.",
+         ("templates/monitoring/kafkaform-process-metrics.j2", MONITORING_LIVE)),
     Rule("MO-15", "No acknowledged message is lost in a rolling restart or when a broker is "
          "killed",
          "Controlled shutdown, acks=all and min.insync.replicas promise it; a drill under load "

@@ -9,7 +9,7 @@ from typing import Any
 from ..defaults import setting
 from ..model import GROUPS, MONITORING
 from . import SYSTEMD_UNIT_DIR
-from .sandbox import sandbox
+from .sandbox import root_reader_sandbox, sandbox
 from .spark_pipeline import UNIT as PIPELINE_UNIT
 
 NODE_EXPORTER = "prometheus-node-exporter"
@@ -21,6 +21,12 @@ RULES_DIR = "/etc/prometheus/rules"
 WATCHED_UNITS = ("zookeeper", "kafka", "spark-master", "spark-history", "spark-worker",
                  PIPELINE_UNIT)
 
+
+#: What measures the platform's services for node exporter's textfile collector (MO-08): the
+#: script, and its oneshot unit and the timer that runs it every PROCESS_METRICS_INTERVAL.
+PROCESS_METRICS = "kafkaform-process-metrics"
+PROCESS_METRICS_SCRIPT = f"/usr/local/sbin/{PROCESS_METRICS}"
+PROCESS_METRICS_INTERVAL = "60s"
 
 #: The socket families every monitoring service needs: its listener and D-Bus (node exporter's
 #: systemd collector); node exporter also reads the network statistics over netlink.
@@ -110,5 +116,13 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "retention_size": str(get("retention_size")),
         "textfile_dir": str(get("textfile_dir")),
         "watched_units_pattern": "({})[.]service".format("|".join(WATCHED_UNITS)),
+        "process_metrics": {
+            "name": PROCESS_METRICS,
+            "script": PROCESS_METRICS_SCRIPT,
+            "units": [f"{unit}.service" for unit in WATCHED_UNITS],
+            "output": f"{get('textfile_dir')}/kafkaform.prom",
+            "interval": PROCESS_METRICS_INTERVAL,
+            "sandbox": root_reader_sandbox(),
+        },
         "sandbox": sandbox(),
     }

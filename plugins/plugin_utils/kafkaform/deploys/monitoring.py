@@ -46,8 +46,15 @@ def _node_exporter(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
                      no_recommends=True)
     files.directory(name="Create the textfile collector's directory", path=m["textfile_dir"],
                     user="root", group="root", mode="755")
+    job = m["process_metrics"]
     return [put_rendered("monitoring/node-exporter.default.j2", {ROLE: m},
-                         "/etc/default/prometheus-node-exporter")]
+                         "/etc/default/prometheus-node-exporter"),
+            # MO-08: what no exporter reports, measured every minute by a timer.
+            put_rendered("monitoring/kafkaform-process-metrics.j2", {ROLE: m}, job["script"],
+                         mode="755"),
+            *[put_rendered(f"monitoring/{job['name']}.{kind}.j2", {ROLE: m},
+                           f"{SYSTEMD_UNIT_DIR}/{job['name']}.{kind}")
+              for kind in ("service", "timer")]]
 
 
 def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
@@ -98,6 +105,10 @@ def monitoring() -> None:
         systemd.daemon_reload(name="Reload systemd for the monitoring units")
     started = [systemd.service(name=f"Enable and start {unit['name']}", service=unit["name"],
                                running=True, enabled=True) for unit in m["units"]]
+    if m["is_cluster_host"]:
+        timer = f"{m['process_metrics']['name']}.timer"
+        systemd.service(name=f"Enable and start {timer} [MO-08]", service=timer, running=True,
+                        enabled=True)
     for unit in m["units"]:
         stale = host.get_fact(ServiceStale, service=unit["name"],
                               paths=tuple(unit["restart_files"]))["stale"]

@@ -155,3 +155,49 @@ def test_prometheus_loads_the_rules_and_reaches_alertmanager(
         active = api(node, context, "/api/v1/alertmanagers")["activeAlertmanagers"]
         urls = {a["url"].split("//")[1].split("/")[0] for a in active}
         assert urls == set(context["alertmanagers"]), f"{node.name}: alertmanagers {urls}"
+
+
+def series(node: Node, context: Mapping[str, Any], metric: str) -> dict[tuple[str, str], float]:
+    """The samples of ``metric`` Prometheus holds now, by (instance, service unit)."""
+    found = api(node, context, f"/api/v1/query?query={metric}")["result"]
+    return {(s["metric"]["instance"], s["metric"].get("name", "")): float(s["value"][1])
+            for s in found}
+
+
+def test_every_running_service_reports_its_memory_maps_and_open_files_against_its_limits(
+        monitors: list[Node], platform_nodes: list[Node], inventory: Inventory) -> None:
+    """MO-08: each service of the platform running on a host is measured by the host's
+    kafkaform-process-metrics, and Prometheus holds the figures with their limits; each
+    ZooKeeper member reports its snapshots against the number its purge keeps."""
+    running = {
+        (node.name, unit)
+        for node in platform_nodes
+        for unit in expected(inventory, node.name)["process_metrics"]["units"]
+        if node.host.run("systemctl is-active --quiet %s", unit).rc == 0}
+    assert running, "no service of the platform runs on the visited hosts"
+    for monitor in monitors:
+        context = expected(inventory, monitor.name)
+        deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
+        while True:
+            maps = series(monitor, context, "kafkaform_process_memory_maps")
+            if running <= set(maps) or time.monotonic() > deadline:
+                break
+            time.sleep(5)
+        assert running <= set(maps), (
+            f"{monitor.name}: no memory maps in Prometheus for {sorted(running - set(maps))}")
+        limit = {instance: value for (instance, _), value
+                 in series(monitor, context, "kafkaform_vm_max_map_count").items()}
+        open_files = series(monitor, context, "kafkaform_process_open_files")
+        max_open_files = series(monitor, context, "kafkaform_process_max_open_files")
+        for key in sorted(running):
+            assert 0 < maps[key] < limit[key[0]], f"{key}: {maps[key]} maps, limit {limit[key[0]]}"
+            assert 0 < open_files[key] < max_open_files[key], (
+                f"{key}: {open_files[key]} open files, limit {max_open_files[key]}")
+        snapshots = series(monitor, context, "kafkaform_zookeeper_snapshots")
+        retained = series(monitor, context, "kafkaform_zookeeper_snapshot_retain_count")
+        members = {key for key in running if key[1] == "zookeeper.service"}
+        assert set(snapshots) == members == set(retained), (
+            f"{monitor.name}: snapshots of {sorted(snapshots)}, ZooKeeper runs on "
+            f"{sorted(members)}")
+        for key in members:
+            assert snapshots[key] >= 1 and retained[key] >= 3, (key, snapshots[key], retained[key])
