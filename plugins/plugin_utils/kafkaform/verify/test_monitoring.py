@@ -185,8 +185,8 @@ def test_every_running_service_reports_its_memory_maps_and_open_files_against_it
             time.sleep(5)
         assert running <= set(maps), (
             f"{monitor.name}: no memory maps in Prometheus for {sorted(running - set(maps))}")
-        limit = {instance: value for (instance, _), value
-                 in series(monitor, context, "kafkaform_vm_max_map_count").items()}
+        limit = {key[0]: value
+                 for key, value in series(monitor, context, "kafkaform_vm_max_map_count").items()}
         open_files = series(monitor, context, "kafkaform_process_open_files")
         max_open_files = series(monitor, context, "kafkaform_process_max_open_files")
         for key in sorted(running):
