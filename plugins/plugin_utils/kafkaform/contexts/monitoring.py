@@ -93,6 +93,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
                   _unit(ALERTMANAGER, "/etc/prometheus/alertmanager.yml",
                         writes=["/var/lib/prometheus/alertmanager"])]
     prometheus_port = int(get("prometheus_port"))
+    textfile_dir = str(get("textfile_dir"))
     return {
         "host": host,
         "address": host,
@@ -114,13 +115,13 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "node_exporter_port": int(get("node_exporter_port")),
         "retention_time": str(get("retention_time")),
         "retention_size": str(get("retention_size")),
-        "textfile_dir": str(get("textfile_dir")),
+        "textfile_dir": textfile_dir,
         "watched_units_pattern": "({})[.]service".format("|".join(WATCHED_UNITS)),
         "process_metrics": {
             "name": PROCESS_METRICS,
             "script": PROCESS_METRICS_SCRIPT,
             "units": [f"{unit}.service" for unit in WATCHED_UNITS],
-            "output": f"{get('textfile_dir')}/kafkaform.prom",
+            "output": f"{textfile_dir}/kafkaform.prom",
             "interval": PROCESS_METRICS_INTERVAL,
             "sandbox": root_reader_sandbox(),
         },

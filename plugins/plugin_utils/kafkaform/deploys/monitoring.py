@@ -39,22 +39,24 @@ ROLE = "monitoring"
 APT_CACHE_SECONDS = 3600
 
 
-def _node_exporter(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
-    """roles/monitoring/tasks/node_exporter.yml; returns the file operations."""
+def _node_exporter(m: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """roles/monitoring/tasks/node_exporter.yml; returns the operations on node exporter's own
+    files and those on the process-metrics job's (no restart of node exporter needs them)."""
     install_packages("Install node exporter from the distribution",
                      [str(s["monitoring_node_exporter_package"])], cache_time=APT_CACHE_SECONDS,
                      no_recommends=True)
     files.directory(name="Create the textfile collector's directory", path=m["textfile_dir"],
                     user="root", group="root", mode="755")
     job = m["process_metrics"]
-    return [put_rendered("monitoring/node-exporter.default.j2", {ROLE: m},
-                         "/etc/default/prometheus-node-exporter"),
-            # MO-08: what no exporter reports, measured every minute by a timer.
-            put_rendered("monitoring/kafkaform-process-metrics.j2", {ROLE: m}, job["script"],
-                         mode="755"),
-            *[put_rendered(f"monitoring/{job['name']}.{kind}.j2", {ROLE: m},
-                           f"{SYSTEMD_UNIT_DIR}/{job['name']}.{kind}")
-              for kind in ("service", "timer")]]
+    exporter = [put_rendered("monitoring/node-exporter.default.j2", {ROLE: m},
+                             "/etc/default/prometheus-node-exporter")]
+    # MO-08: what no exporter reports, measured every minute by a timer.
+    measuring = [put_rendered("monitoring/kafkaform-process-metrics.j2", {ROLE: m},
+                              job["script"], mode="755"),
+                 *[put_rendered(f"monitoring/{job['name']}.{kind}.j2", {ROLE: m},
+                                f"{SYSTEMD_UNIT_DIR}/{job['name']}.{kind}")
+                   for kind in ("service", "timer")]]
+    return exporter, measuring
 
 
 def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
@@ -90,8 +92,11 @@ def monitoring() -> None:
     s = role_settings(ROLE)
     m = monitoring_context(cluster(), host.name, s, inventory_view().groups)
     ops = []
+    # The job's files reload systemd but restart no monitoring service.
+    job_ops: list[Any] = []
     if m["is_cluster_host"]:
-        ops += _node_exporter(m, s)
+        exporter_ops, job_ops = _node_exporter(m, s)
+        ops += exporter_ops
     if m["is_monitoring_host"]:
         ops += _prometheus(m, s)
     # roles/monitoring/tasks/service.yml
@@ -101,7 +106,7 @@ def monitoring() -> None:
                         mode="755")
         ops.append(put_rendered("monitoring/hardening.conf.j2",
                                 {ROLE: m, "monitoring_unit": unit}, f"{dropin}/kafkaform.conf"))
-    if will_change(*ops):
+    if will_change(*ops, *job_ops):
         systemd.daemon_reload(name="Reload systemd for the monitoring units")
     started = [systemd.service(name=f"Enable and start {unit['name']}", service=unit["name"],
                                running=True, enabled=True) for unit in m["units"]]
