@@ -7,7 +7,7 @@ import importlib.machinery
 import importlib.util
 import subprocess
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -43,3 +43,44 @@ def test_reload_tls_dry_run_names_the_listeners_and_runs_nothing(
     assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "--dry-run",
                         "reload-tls"]) == 0
     assert capsys.readouterr().out == "(dry run) would reload BROKER, CLIENT on broker 7\n"
+
+
+# The ZooKeeper shell's merged output for four `get`s on stdin, as Kafka 3.9's shell printed it on
+# the lab's brokers (registrations shortened), then one session that lost its connection.
+SHELL_OUTPUT = """Connecting to zk1:2181,zk2:2181,zk3:2181/kafka/lab
+log4j:WARN No appenders could be found for logger (org.apache.zookeeper.ZooKeeper).
+Welcome to ZooKeeper!
+JLine support is disabled
+
+WATCHER::
+
+WatchedEvent state:SyncConnected type:None path:null
+{"version":2,"brokerid":2,"timestamp":"1795651500041","kraftControllerEpoch":-1}
+Node does not exist: /brokers/ids/9
+{"endpoints":["BROKER://kafka-1:9091"],"rack":"rack-a"}
+KeeperErrorCode = ConnectionLoss for /brokers/ids/2
+"""
+
+
+def test_zookeeper_reads_share_one_shell_and_each_answer_goes_to_its_path(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "server.properties").write_text(
+        "zookeeper.connect=zk1:2181,zk2:2181,zk3:2181/kafka/lab\n")
+    runs: list[tuple[list[str], str]] = []
+
+    def shell(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        runs.append((argv, str(kwargs["input"])))
+        return subprocess.CompletedProcess(argv, 0, SHELL_OUTPUT, None)
+
+    monkeypatch.setattr(subprocess, "run", shell)
+    args = SimpleNamespace(conf=str(tmp_path), bootstrap="", java="java", libs="/libs",
+                           dry_run=False)
+    paths = ["/controller", "/brokers/ids/9", "/brokers/ids/1", "/brokers/ids/2"]
+    found = helper.Tools(args).zk_get_all(paths)
+    assert len(runs) == 1
+    assert runs[0][1] == "".join(f"get {path}\n" for path in paths)
+    assert found == {"/controller": {"version": 2, "brokerid": 2,
+                                     "timestamp": "1795651500041", "kraftControllerEpoch": -1},
+                     "/brokers/ids/9": None,
+                     "/brokers/ids/1": {"endpoints": ["BROKER://kafka-1:9091"], "rack": "rack-a"},
+                     "/brokers/ids/2": None}
