@@ -416,7 +416,7 @@ ROLE_INPUT_CHECKS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[str]]],
 def host_inputs(view: InventoryView, role: str, host: str) -> dict[str, Any]:
     """The inputs of ``role`` the inventory sets for ``host``; the role's defaults fill the rest."""
     # `in` first: it reads the raw variables, where a lookup would template each one.
-    variables = view.hostvars.get(host, {})
+    variables = view.variables(host)
     found = {}
     for name in role_options(role):
         if name in variables and (value := variables.get(name)) is not None:
@@ -501,13 +501,13 @@ def _type_problems(view: InventoryView) -> Iterator[tuple[str, str, str]]:
     for role in INVENTORY_ROLES:
         names = [name for name in role_options(role) if name not in CHECKED_ELSEWHERE]
         for host in role_hosts(view, role):
-            variables = view.hostvars.get(host, {})
+            variables = view.variables(host)
             for name in names:
                 if name in variables and (value := variables.get(name)) is not None:
                     for problem in inputs.role_input(role, name, value).problems:
                         yield role, host, problem
     for host in view.cluster_hosts():
-        variables = view.hostvars.get(host, {})
+        variables = view.variables(host)
         for name in CLUSTER_DEFAULTS:
             if name in variables and (value := variables.get(name)) is not None:
                 for problem in inputs.cluster_setting(name, value):
@@ -539,7 +539,7 @@ def line_breaks(view: InventoryView) -> Iterator[Finding]:
     known = known_inputs()
     pairs = []
     for host in view.cluster_hosts():
-        variables = view.hostvars.get(host, {})
+        variables = view.variables(host)
         for name in variables:
             if name in known or name in RENDERED_HOST_VARS:
                 value = variables.get(name)
@@ -637,7 +637,7 @@ def unknown_variables(view: InventoryView) -> Iterator[Finding]:
     others = view.cluster_var("kafkaform_other_variables")
     allowed = known | set(others if isinstance(others, list) else ())
     for host in view.cluster_hosts():
-        for name in view.hostvars.get(host, {}):
+        for name in view.variables(host):
             if name.startswith(INPUT_PREFIXES) and name not in allowed:
                 hosts_by_name[name].append(host)
     for name, hosts in sorted(hosts_by_name.items()):

@@ -41,12 +41,22 @@ class InventoryView:
     #: cluster_var's answers: a setting unset everywhere costs a pass over every host, and the
     #: model asks for some once per broker.
     _cluster_values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Each host's variables, looked up once: Ansible's ``hostvars[host]`` merges every variable
+    #: source of the host again on each lookup, and the model reads dozens per host.
+    _host_vars: dict[str, Mapping[str, Any]] = field(default_factory=dict, compare=False,
+                                                     repr=False)
 
     def members(self, group: str) -> list[str]:
         return list(self.groups.get(group, ()))
 
+    def variables(self, host: str) -> Mapping[str, Any]:
+        """The host's variables (empty for a host the inventory does not have)."""
+        if host not in self._host_vars:
+            self._host_vars[host] = self.hostvars.get(host, {})
+        return self._host_vars[host]
+
     def var(self, host: str, key: str, default: Any = None) -> Any:
-        value = self.hostvars.get(host, {}).get(key, default)
+        value = self.variables(host).get(key, default)
         return default if value is None else value
 
     def cluster_hosts(self) -> list[str]:
