@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
+import socket
 import subprocess
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -84,3 +86,24 @@ def test_zookeeper_reads_share_one_shell_and_each_answer_goes_to_its_path(
                      "/brokers/ids/9": None,
                      "/brokers/ids/1": {"endpoints": ["BROKER://kafka-1:9091"], "rack": "rack-a"},
                      "/brokers/ids/2": None}
+
+
+def test_health_of_a_broker_whose_listener_is_closed_starts_no_tool(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "server.properties").write_text(
+        f"advertised.listeners=BROKER://127.0.0.1:{port},CLIENT://127.0.0.1:9093\n"
+        "zookeeper.connect=zk1:2181/kafka/lab\n")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"health started {args}")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "health",
+                        "--ids", "1,2,3"]) == 1
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        f"this broker's listener 127.0.0.1:{port} does not accept connections"]

@@ -29,6 +29,9 @@ LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
 MAIN_CLASS = "kafka.Kafka"
+#: Seconds between two health checks while a restarted broker comes back (OP-02). A check
+#: that finds the broker's own listener closed returns at once, without starting Kafka's tools.
+HEALTH_POLL_S = 2
 
 #: Debian 12's OpenJDK 17 on amd64, used when ``kafka_broker_java_home`` is empty.
 DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
@@ -506,4 +509,5 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
                           tls["secrets"], jaas, jmx["config"], jmx["password_file"],
                           jmx["access_file"], jmx["ssl_config"]],
+        "health_poll_s": HEALTH_POLL_S,
     }

@@ -238,7 +238,8 @@ def kafka_broker() -> None:
     roll_restarts(Roll(
         service="kafka", rule="OP-02", members=tuple(contexts),
         restart_files={m: c["restart_files"] for m, c in contexts.items()},
-        gate_argv=health, health_argv=health, timeout_s=timeout_s, delay_s=5.0,
+        gate_argv=health, health_argv=health, timeout_s=timeout_s,
+        delay_s=float(kb["health_poll_s"]),
         last_key="controller", member_ids={m: str(c["id"]) for m, c in contexts.items()},
         after_argv=[*tool, "elect"]), might_be_stale=might_restart)
     if will_change(started) or might_restart:
