@@ -26,9 +26,19 @@ def helper() -> ModuleType:
     return module
 
 
+@pytest.fixture
+def no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any process the helper starts fails the test: these paths must not touch a cluster."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the helper started {args}")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+@pytest.mark.usefixtures("no_process")
 def test_reload_tls_dry_run_names_the_listeners_and_runs_nothing(
-        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "server.properties").write_text(
         "broker.id=7\n"
         "listeners=BROKER://10.0.0.7:9091,CLIENT://10.0.0.7:9093,LOCAL://127.0.0.1:9094\n"
@@ -36,12 +46,6 @@ def test_reload_tls_dry_run_names_the_listeners_and_runs_nothing(
         "ssl.keystore.location=/etc/kafka/tls/keystore.p12\n"
         "ssl.truststore.location=/etc/kafka/tls/trust.pem\n"
         "ssl.keystore.password=${file:/etc/kafka/secrets.properties:keystore}\n")
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"a dry run started {args}")
-
-    monkeypatch.setattr(subprocess, "run", refuse)
-    monkeypatch.setattr(subprocess, "Popen", refuse)
     assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "--dry-run",
                         "reload-tls"]) == 0
     assert capsys.readouterr().out == "(dry run) would reload BROKER, CLIENT on broker 7\n"
@@ -88,21 +92,15 @@ def test_zookeeper_reads_share_one_shell_and_each_answer_goes_to_its_path(
                      "/brokers/ids/2": None}
 
 
+@pytest.mark.usefixtures("no_process")
 def test_health_of_a_broker_whose_listener_is_closed_starts_no_tool(
-        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as probe:  # a port nothing listens on once the probe is closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     (tmp_path / "server.properties").write_text(
         f"advertised.listeners=BROKER://127.0.0.1:{port},CLIENT://127.0.0.1:9093\n"
         "zookeeper.connect=zk1:2181/kafka/lab\n")
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"health started {args}")
-
-    monkeypatch.setattr(subprocess, "run", refuse)
-    monkeypatch.setattr(subprocess, "Popen", refuse)
     assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "health",
                         "--ids", "1,2,3"]) == 1
     assert json.loads(capsys.readouterr().out)["problems"] == [
