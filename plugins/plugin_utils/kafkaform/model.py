@@ -176,6 +176,9 @@ class SparkNode:
     address: str
     role: str
     master_port: int  # the port a master listens on (the host's spark_node_master_port)
+    #: The plain port of the web UI of the node's role (spark_node_master_webui_port or
+    #: spark_node_worker_webui_port); the UI and its metrics answer over TLS on a port above it.
+    webui_port: int = 0
 
 
 @dataclass(frozen=True)
@@ -373,10 +376,18 @@ def spark_master_port(view: InventoryView, host: str) -> int:
     return as_int(value if value is not None else role_default("spark_node_master_port")) or 0
 
 
+def spark_webui_port(view: InventoryView, host: str, role: str) -> int:
+    """The plain web UI port of ``host`` as a member of the Spark group ``role``."""
+    name = f"spark_node_{'master' if role == SPARK_MASTER else 'worker'}_webui_port"
+    value = view.var(host, name)
+    return as_int(value if value is not None else role_default(name)) or 0
+
+
 def build(view: InventoryView) -> Cluster:
     """The cluster model of an inventory (run :func:`kafkaform.checks.check` first)."""
     spark = {
-        role: tuple(SparkNode(h, address(view, h), role, spark_master_port(view, h))
+        role: tuple(SparkNode(h, address(view, h), role, spark_master_port(view, h),
+                              spark_webui_port(view, h, role))
                     for h in view.members(role))
         for role in (SPARK_MASTER, SPARK_WORKER)
     }

@@ -636,6 +636,18 @@ CATALOGUE: tuple[Rule, ...] = (
          "`kafkaform verify --checks monitoring` names a running service Prometheus has no "
          "figures for.",
          ("templates/monitoring/kafkaform-process-metrics.j2", MONITORING_LIVE)),
+    Rule("MO-09", "Spark's master and workers serve their metrics to Prometheus, and the "
+         "pipeline reports each query's progress and how far it is behind the topic's end",
+         "A worker the master lost takes its cores from the pipeline without stopping anything; "
+         "a query that stalls or cannot keep up shows only in its progress events, which the "
+         "driver keeps in memory.",
+         "Keep the monitoring role on every host: Prometheus scrapes the master's and the "
+         "workers' metrics over their web UIs' TLS ports, trusting the cluster CA, and the "
+         "pipeline's listener writes its progress for kafkaform-process-metrics. `kafkaform "
+         "verify --checks monitoring` names a Spark target that is not up and a running "
+         "pipeline Prometheus has no progress of.",
+         ("templates/monitoring/prometheus.yml.j2",
+          "templates/monitoring/kafkaform-process-metrics.j2", MONITORING_LIVE)),
     Rule("MO-15", "No acknowledged message is lost in a rolling restart or when a broker is "
          "killed",
          "Controlled shutdown, acks=all and min.insync.replicas promise it; a drill under load "

@@ -10,6 +10,9 @@ from ..defaults import setting
 from ..model import GROUPS, MONITORING
 from . import SYSTEMD_UNIT_DIR
 from .sandbox import root_reader_sandbox, sandbox
+from .spark_node import METRICS_PATHS as SPARK_METRICS_PATHS
+from .spark_node import TLS_UI_PORT_OFFSET
+from .spark_pipeline import PROGRESS_FILE as PIPELINE_PROGRESS_FILE
 from .spark_pipeline import UNIT as PIPELINE_UNIT
 
 NODE_EXPORTER = "prometheus-node-exporter"
@@ -69,6 +72,22 @@ def jvm_targets(cluster: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             for job, members in JVM_JOBS}
 
 
+#: The scrape job of each Spark group's daemons, and where the cluster model lists its members.
+SPARK_JOBS = (("spark_master", "spark_masters"), ("spark_worker", "spark_workers"))
+#: Where Prometheus finds the cluster's trust bundle, to check the Spark UIs' certificates (MO-09).
+TLS_DIR = "/etc/prometheus/tls"
+
+
+def spark_targets(cluster: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Job name to the metrics path of the Spark group and its daemons, each on its web UI's
+    TLS port (MO-09)."""
+    return {job: {"path": SPARK_METRICS_PATHS[job],
+                  "targets": [{"host": str(m["host"]), "address": str(m["address"]),
+                               "port": int(m["webui_port"]) + TLS_UI_PORT_OFFSET, "rack": ""}
+                              for m in cluster[members]]}
+            for job, members in SPARK_JOBS}
+
+
 def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The ``monitoring`` dict of ``templates/monitoring/``, for one host.
@@ -100,6 +119,8 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "cluster": str(cluster["name"]),
         "nodes": node_targets(cluster),
         "jvms": jvm_targets(cluster),
+        "spark": spark_targets(cluster),
+        "tls": {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem", "names": [host]},
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),
@@ -122,6 +143,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             "script": PROCESS_METRICS_SCRIPT,
             "units": [f"{unit}.service" for unit in WATCHED_UNITS],
             "output": f"{textfile_dir}/kafkaform.prom",
+            "pipeline_progress": PIPELINE_PROGRESS_FILE,
             "interval": PROCESS_METRICS_INTERVAL,
             "sandbox": root_reader_sandbox(),
         },

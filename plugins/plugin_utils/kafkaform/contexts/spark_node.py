@@ -30,8 +30,23 @@ RECOVERY_MODES = ("FILESYSTEM", "NONE")
 #: host's own architecture instead).
 DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
 
+#: Seconds between two checks that every worker is registered while a restarted one comes back
+#: (a worker's registration takes a few seconds).
+HEALTH_POLL_S = 3
+
 #: A worker never offers less than this to executors, whatever the host has.
 MIN_WORKER_MEMORY_MB = 1024
+
+#: MO-09: the master and each worker serve their metrics in Prometheus's text format on their web
+#: UI (so over its TLS port), at METRICS_PATHS of their group; Prometheus scrapes them.
+METRICS_PATHS = {"spark_master": "/metrics/master/prometheus",
+                 "spark_worker": "/metrics/prometheus"}
+METRICS_SINKS = {
+    **{f"spark.metrics.conf.{instance}.sink.prometheusServlet.class":
+       "org.apache.spark.metrics.sink.PrometheusServlet" for instance in ("master", "worker")},
+    "spark.metrics.conf.master.sink.prometheusServlet.path": METRICS_PATHS["spark_master"],
+    "spark.metrics.conf.worker.sink.prometheusServlet.path": METRICS_PATHS["spark_worker"],
+}
 
 #: spark-defaults.conf keys the role writes from its own variables: the extra settings may not
 #: set them, so one setting has one place.
@@ -45,7 +60,7 @@ MANAGED_DEFAULTS = frozenset({
     "spark.worker.cleanup.appDataTtl", "spark.local.dir", *{
         f"spark.ssl.{key}" for key in ("enabled", "keyStore", "keyStoreType",
                                        "keyStorePassword", "keyPassword", "protocol")},
-    "spark.ui.killEnabled",
+    "spark.ui.killEnabled", *METRICS_SINKS,
 })
 #: Spark serves a web UI over TLS on its plain port plus this, when spark.ssl.<ui>.port is unset;
 #: the plain port then only redirects to it.
@@ -211,6 +226,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.ssl.protocol": "TLSv1.3",
         # The UIs authenticate no one: they show state, they kill nothing.
         "spark.ui.killEnabled": "false",
+        **METRICS_SINKS,
     }
     if recovery_mode == "FILESYSTEM":
         defaults["spark.deploy.recoveryDirectory"] = recovery_dir
@@ -263,6 +279,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     master_webui = int(get("master_webui_port")) + TLS_UI_PORT_OFFSET
     return {
         "host": host,
+        "health_poll_s": HEALTH_POLL_S,
         "is_master": host in masters,
         "is_worker": host in workers,
         "user": str(get("user")),

@@ -21,6 +21,9 @@ from .spark_node import TLS_UI_PORT_OFFSET
 
 #: The pipeline's systemd unit.
 UNIT = "kafkaform-pipeline"
+#: Where the job writes its queries' progress (kafkaform.pipeline.progress): in the unit's runtime
+#: directory, which systemd creates for the job's user and removes when the job stops. MO-09
+PROGRESS_FILE = f"/run/{UNIT}/progress.json"
 
 STATES = ("started", "stopped")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -125,6 +128,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         # The master's state as JSON (workers, applications), on its web UI's TLS port.
         "master_state_url": f"https://{master_address}:{master_ui_port}/json/",
         "unit": UNIT,
+        "runtime_dir": PROGRESS_FILE.rsplit("/", 1)[0].removeprefix("/run/"),
         # OP-03: what the job reads at submit; it restarts when one changed after it started.
         "restart_files": [code_dir, config_file, trust,
                           *(c["config"] for c in clients.values()),
@@ -146,6 +150,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
             "data_dir": data_dir,
             "trigger_interval": str(get("spark_pipeline_trigger_interval")),
             "max_offsets_per_trigger": int(get("spark_pipeline_max_offsets_per_trigger")),
+            "progress_file": PROGRESS_FILE,
             **{f"client.{i}.config": c["config"] for i, c in clients.items()},
         },
         # Each identity's Kafka client file; its password is added by the role, never here.

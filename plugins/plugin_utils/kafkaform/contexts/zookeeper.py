@@ -24,6 +24,9 @@ from ..template_filters import java_properties
 #: Four-letter words monitoring needs; nothing else may be whitelisted. ZK-13
 FOUR_LETTER_WORDS = ("srvr", "mntr", "ruok", "conf", "isro")
 
+#: Seconds between two quorum checks while a restarted member comes back (ZK-15).
+HEALTH_POLL_S = 2
+
 #: How snapshots and transaction logs are purged. ZK-08
 PURGE_METHODS = ("timer", "autopurge")
 
@@ -181,6 +184,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
     return {
         "host": host,
+        "health_poll_s": HEALTH_POLL_S,
         # OP-03: the files the member reads only at start; it restarts when one changed after it
         # started.
         "restart_files": [f"{data_dir}/myid", f"{conf_dir}/zoo.cfg", jaas_file,

@@ -244,7 +244,8 @@ def kafka_broker() -> None:
         after_argv=[*tool, "elect"]), might_be_stale=might_restart)
     if will_change(started) or might_restart:
         python.call(name="Wait until every broker is registered and nothing is under-replicated",
-                    function=_wait_healthy, argv=health, timeout_s=timeout_s, _run_once=True)
+                    function=_wait_healthy, argv=health, timeout_s=timeout_s,
+                    poll_s=float(kb["health_poll_s"]), _run_once=True)
     # A broker that starts or restarts in this run reads its new certificate then. SE-02
     if tls_changes and not (will_change(started) or might_restart):
         server.shell(name="Load the new certificate and trust bundle into the running broker",
@@ -260,8 +261,8 @@ def kafka_broker() -> None:
                     iterations=int(s["kafka_broker_scram_iterations"]))
 
 
-def _wait_healthy(argv: list[str], timeout_s: float) -> None:
-    ran = until_ok(host.name, argv, timeout_s, 5.0)
+def _wait_healthy(argv: list[str], timeout_s: float, poll_s: float) -> None:
+    ran = until_ok(host.name, argv, timeout_s, poll_s)
     if not ran.ok:
         raise DeployError(f"{host.name}: the brokers are not all registered and in sync after "
                           f"{timeout_s:g} s: {ran.said} (MO-02, MO-03, MO-04)")

@@ -21,6 +21,7 @@ from pyinfra.operations import files, python, systemd
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.monitoring import monitoring_context
+from . import tls
 from .base import (
     cluster,
     install_packages,
@@ -74,6 +75,10 @@ def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
                                   ("alertmanager.yml.j2", "/etc/prometheus/alertmanager.yml"))]
     ops += [put_rendered(f"monitoring/{name}.default.j2", rendered, f"/etc/default/{name}")
             for name in ("prometheus", "prometheus-alertmanager")]
+    # roles/monitoring/tasks/tls.yml: Prometheus reads a new bundle itself, no restart (MO-09).
+    files.directory(name="Create Prometheus's TLS directory", path=m["tls"]["dir"], user="root",
+                    group="prometheus", mode="750")
+    tls.certificate(list(m["tls"]["names"]), "monitoring", "prometheus", trust=m["tls"]["trust"])
     return ops
 
 

@@ -239,7 +239,8 @@ def spark_node() -> None:
         service=WORKER, rule="SP-09", members=tuple(contexts),
         restart_files={m: next(d["restart_files"] for d in c["daemons"] if d["name"] == WORKER)
                        for m, c in contexts.items()},
-        gate_argv=alive, health_argv=alive, timeout_s=timeout_s, delay_s=3.0),
+        gate_argv=alive, health_argv=alive, timeout_s=timeout_s,
+        delay_s=float(node["health_poll_s"])),
         might_be_stale=might_restart and bool(contexts))
     if node["is_master"] and (might_restart or will_change(*started)):
         python.call(name="Wait until the master lists every worker as ALIVE",

@@ -183,7 +183,8 @@ def zookeeper() -> None:
         gate_argv=quorum_argv, health_argv=quorum_argv,
         last_probe_argv={m: [FOUR_LETTER_WORD_SCRIPT, "srvr", c["client_address_by_host"][m]]
                          for m, c in contexts.items()},
-        last_pattern=r"(?m)^Mode: leader$", timeout_s=timeout_s),
+        last_pattern=r"(?m)^Mode: leader$", timeout_s=timeout_s,
+        delay_s=float(zk["health_poll_s"])),
         might_be_stale=stale_now or will_change(*restart_files))
     if will_change(started):
         python.call(name="Wait until the ensemble serves with one leader",

@@ -23,6 +23,9 @@ class PipelineConfig:
     max_offsets_per_trigger: int
     #: identity -> Kafka client properties file (SASL_SSL, its SCRAM login, the cluster CA)
     client_configs: dict[str, str] = field(default_factory=dict)
+    #: Where the job writes its queries' progress for monitoring (kafkaform.pipeline.progress);
+    #: empty: nowhere.
+    progress_file: str = ""
 
     def kafka_client(self, identity: str) -> dict[str, str]:
         """The Kafka client settings of one identity, as its properties file holds them."""
@@ -74,6 +77,7 @@ class PipelineConfig:
             max_offsets_per_trigger=int(data["max_offsets_per_trigger"]),
             client_configs={i: str(data[f"client.{i}.config"]) for i in IDENTITIES
                             if data.get(f"client.{i}.config")},
+            progress_file=str(data.get("progress_file") or ""),
         )
 
     @classmethod

@@ -135,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName(f"kafkaform-pipeline-{config.name}").getOrCreate()
+    if config.progress_file and not args.available_now:
+        from kafkaform.pipeline.progress import listen
+
+        listen(spark, config.progress_file)  # MO-09
     queries = start(spark, config, available_now=args.available_now)
     if args.available_now:
         for query in queries:

@@ -1,5 +1,6 @@
-"""Monitoring checks (MO-05, MO-07): exporters and the JVMs' metrics agents on the cluster address
-only, Prometheus scraping every target.
+"""Monitoring checks (MO-05, MO-07, MO-09): exporters and the JVMs' metrics agents on the cluster
+address only, Prometheus scraping every target, Spark's master counting its workers and a running
+pipeline reporting its progress.
 
     kafkaform verify -i inventory/lab --checks monitoring
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import quote
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +27,9 @@ from kafkaform.contexts.monitoring import (
     monitoring_context,
     node_targets,
 )
+from kafkaform.contexts.spark_pipeline import UNIT as PIPELINE_UNIT
 from kafkaform.model import MONITORING
+from kafkaform.pipeline.config import QUERIES
 from kafkaform.verify.conftest import Inventory, Node, Nodes
 
 #: How long a fresh Prometheus may take to scrape every target once (a few scrape intervals).
@@ -124,6 +128,8 @@ def test_prometheus_scrapes_every_host_and_jvm_of_the_model_and_finds_them_up(
                   for t in context["nodes"]}
         wanted |= {(job, f"{t['address']}:{t['port']}"): t
                    for job, targets in context["jvms"].items() for t in targets}
+        wanted |= {(job, f"{t['address']}:{t['port']}"): t
+                   for job, spark in context["spark"].items() for t in spark["targets"]}
         wanted_self = ("prometheus", f"{context['address']}:{context['prometheus_port']}")
         deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
         while True:
@@ -201,3 +207,76 @@ def test_every_running_service_reports_its_memory_maps_and_open_files_against_it
             f"{sorted(members)}")
         for key in members:
             assert snapshots[key] >= 1 and retained[key] >= 3, (key, snapshots[key], retained[key])
+
+
+def instant(node: Node, context: Mapping[str, Any], query: str) -> list[dict[str, Any]]:
+    """The result of the PromQL ``query`` now."""
+    found: list[dict[str, Any]] = api(node, context, f"/api/v1/query?query={quote(query)}")[
+        "result"]
+    return found
+
+
+def wait_for(node: Node, context: Mapping[str, Any], query: str, done: Any,
+             seconds: float = SCRAPE_WAIT_SECONDS) -> list[dict[str, Any]]:
+    """The result of the PromQL ``query`` once ``done(result)`` holds, or at the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = instant(node, context, query)
+        if done(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(5)
+
+
+def test_the_spark_master_counts_every_worker_of_the_inventory(
+        monitors: list[Node], inventory: Inventory) -> None:
+    """MO-09: the master's own metrics, scraped over its UI's TLS port, count every worker."""
+    workers = len(inventory.cluster["spark_workers"])
+    if not inventory.cluster["spark_masters"]:
+        pytest.skip("the inventory has no Spark master")
+    for node in monitors:
+        context = expected(inventory, node.name)
+        found = wait_for(node, context, "max(metrics_master_aliveWorkers_Value)",
+                         lambda r: bool(r) and float(r[0]["value"][1]) == workers)
+        alive = float(found[0]["value"][1]) if found else None
+        assert alive == workers, (
+            f"{node.name}: the Spark master reports {alive} live workers, the inventory has "
+            f"{workers}")
+
+
+#: The job's listener reports at its start and on every batch or idle trigger; the process
+#: metrics timer and a scrape add a minute and a half at most.
+PROGRESS_WAIT_SECONDS = 180
+PROGRESS_FRESH_SECONDS = 150
+
+
+def test_a_running_pipeline_reports_each_query_s_progress(
+        monitors: list[Node], nodes: Nodes, inventory: Inventory) -> None:
+    """MO-09: each query of a running pipeline is in Prometheus, heard of lately, with the
+    figures of its last batch and how far it is behind its topic."""
+    drivers = [n.name for n in nodes.reach("spark_masters")
+               if n.host.run("systemctl is-active --quiet %s", PIPELINE_UNIT).rc == 0]
+    if not drivers:
+        pytest.skip(f"{PIPELINE_UNIT} runs on no visited Spark master")
+    for node in monitors:
+        context = expected(inventory, node.name)
+        for driver in drivers:
+            wanted = {(driver, q) for q in QUERIES}
+
+            def reported(result: list[dict[str, Any]]) -> set[tuple[str, str]]:
+                return {(r["metric"]["instance"], r["metric"]["query"]) for r in result}
+
+            ages = wait_for(
+                node, context, "time() - kafkaform_pipeline_updated_timestamp_seconds",
+                lambda r, wanted=wanted: wanted <= reported(r), PROGRESS_WAIT_SECONDS)
+            assert wanted <= reported(ages), (
+                f"{node.name}: Prometheus has no progress of {sorted(wanted - reported(ages))}")
+            for r in ages:
+                if (r["metric"]["instance"], r["metric"]["query"]) in wanted:
+                    age = float(r["value"][1])
+                    assert age < PROGRESS_FRESH_SECONDS, (
+                        f"{driver}: query {r['metric']['query']} last reported {age:.0f} s ago")
+            # The figures of a batch come with the first batch since the job started.
+            batches = reported(instant(node, context, "kafkaform_pipeline_batch_id")) & wanted
+            behind = reported(instant(node, context, "kafkaform_pipeline_offsets_behind_latest"))
+            assert batches <= behind, (
+                f"{node.name}: no offsets behind the topic for {sorted(batches - behind)}")
