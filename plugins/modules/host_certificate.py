@@ -21,20 +21,27 @@ description:
     C(kafkaform_secrets)) no longer opens it, and writes nothing when everything is current.
   - Returns paths on the control node for M(ansible.builtin.copy) to install; never key
     material or passwords.
+  - With O(certificate=false), for a host that checks certificates and presents none, only makes
+    the CA current and returns the trust bundle; the host's certificate, issued by another role
+    on the same host, is left as it is.
 options:
   names:
     description:
       - DNS names and IP addresses of the host, its subject alternative names; order does not
-        matter.
-    required: true
+        matter. Required unless O(certificate=false).
     type: list
     elements: str
   ou:
     description:
       - Organizational unit of the certificate's subject, the role of the host's service
-        (for example V(kafka-broker)); Kafka maps it to the host's principal.
-    required: true
+        (for example V(kafka-broker)); Kafka maps it to the host's principal. Required unless
+        O(certificate=false).
     type: str
+  certificate:
+    description:
+      - Issue the host's certificate. V(false) returns the trust bundle only (in RV(files.trust)).
+    type: bool
+    default: true
   keep_previous_ca:
     description:
       - During a CA rotation, keep a certificate the previous CA issued as long as it is otherwise
@@ -96,28 +103,28 @@ files:
       sample: /home/ops/.kafkaform/secrets/kafka/pki/trust.pem
     cert:
       description: PEM certificate of the host followed by its CA chain.
-      returned: success
+      returned: when O(certificate=true)
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/cert.pem
     key:
       description: Unencrypted PKCS#8 PEM private key of the host (mode 0600).
-      returned: success
+      returned: when O(certificate=true)
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/key.pem
     keystore:
       description: PKCS#12 keystore with the key, the certificate and the CA chain, encrypted with
         the keystore password (mode 0600).
-      returned: success
+      returned: when O(certificate=true)
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/keystore.p12
 not_after:
   description: Expiry of the host's certificate, ISO 8601.
-  returned: success
+  returned: when O(certificate=true)
   type: str
   sample: "2027-11-23T11:48:11+00:00"
 subject:
   description: Subject of the host's certificate, RFC 4514.
-  returned: success
+  returned: when O(certificate=true)
   type: str
   sample: CN=broker-1,OU=kafka-broker,O=kafka
 """

@@ -105,3 +105,40 @@ def test_health_of_a_broker_whose_listener_is_closed_starts_no_tool(
                         "--ids", "1,2,3"]) == 1
     assert json.loads(capsys.readouterr().out)["problems"] == [
         f"this broker's listener 127.0.0.1:{port} does not accept connections"]
+
+
+class Describing:
+    """TopicCommand started in the background: its output, or killed."""
+
+    def __init__(self, out: str) -> None:
+        self.out, self.returncode, self.killed = out, 0, False
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def communicate(self) -> tuple[str, str]:
+        return ("", "") if self.killed else (self.out, "")
+
+
+DESCRIBED = ("Topic: kf.events\tTopicId: x\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: \n"
+             "\tTopic: kf.events\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
+             "\tTopic: kf.events\tPartition: 1\tLeader: 2\tReplicas: 2,1\tIsr: 2\n")
+
+
+@pytest.mark.parametrize("registered, problems", [
+    ({"1": {}, "2": None}, ["brokers not registered under the chroot: 2"]),
+    ({"1": {}, "2": {}}, ["1 under-replicated partitions: kf.events-1"]),
+])
+def test_health_reads_zookeeper_while_topic_command_starts_and_drops_it_for_a_missing_broker(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str],
+        registered: dict[str, object], problems: list[str]) -> None:
+    describing = Describing(DESCRIBED)
+    tools = SimpleNamespace(
+        own_listener="", start_describe=lambda: describing,
+        zk_state=lambda ids: {"controller": 1, "brokers": registered},
+        finish_describe=helper.Tools.finish_describe)
+    assert helper.health(tools, ["1", "2"]) == 1
+    assert describing.killed == (None in registered.values())
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems"] == problems
+    assert report["under_replicated"] == (0 if describing.killed else 1)

@@ -23,6 +23,7 @@ from kafkaform.pki import (
     HostCertificate,
     certificate_info,
     ensure_host,
+    ensure_trust,
     retire_previous_ca,
     rotate_ca,
 )
@@ -496,3 +497,20 @@ def test_action_plugin_imports_and_matches_its_documentation() -> None:
     assert {name: {key: spec[key] for key in ("type", "required", "elements", "default")
                    if key in spec}
             for name, spec in options.items()} == host_certificate.ARGUMENT_SPEC
+
+
+def test_the_trust_bundle_alone_issues_nothing_and_leaves_the_host_certificate(
+        tmp_path: Path) -> None:
+    """A monitoring host beside a broker takes the bundle only: the broker's certificate stays."""
+    variables = settings(tmp_path)
+    dry, changed = ensure_trust(variables, dry_run=True, now=NOW)
+    assert changed and not Path(dry).exists()  # check mode writes nothing
+    trust, changed = ensure_trust(variables, now=NOW)
+    assert changed and [c.subject for c in certs(trust)] == [
+        c.subject for c in certs(pki(tmp_path) / "ca.crt")]
+    assert not (pki(tmp_path) / "hosts").exists()
+    issued = issue(variables)
+    before = snapshot(pki(tmp_path))
+    assert ensure_trust(variables, now=NOW) == (trust, False)
+    assert snapshot(pki(tmp_path)) == before
+    assert issue(variables).changed is False and issued.trust == trust

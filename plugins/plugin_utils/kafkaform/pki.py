@@ -664,6 +664,19 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
     )
 
 
+def ensure_trust(variables: Mapping[str, Any], *, dry_run: bool = False,
+                 now: datetime | None = None) -> tuple[str, bool]:
+    """The cluster's trust bundle for a host that checks certificates and presents none
+    (Prometheus): the CA made current as :func:`ensure_host` makes it, no certificate issued.
+    Returns the bundle's path on the control node and whether it changes."""
+    settings = _settings(variables)
+    pki = _pki_dir(variables, create=not dry_run)
+    with _locked(pki, exclusive=not dry_run):
+        ca = _current_ca(pki, settings, _now(now), write=not dry_run)
+        changed = _sync_trust(pki, ca, write=not dry_run)
+    return str(pki / "trust.pem"), changed
+
+
 # Rotation -----------------------------------------------------------------------------------
 
 

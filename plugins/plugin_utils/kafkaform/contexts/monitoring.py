@@ -120,7 +120,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "nodes": node_targets(cluster),
         "jvms": jvm_targets(cluster),
         "spark": spark_targets(cluster),
-        "tls": {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem", "names": [host]},
+        "tls": {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem"},
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),

@@ -78,7 +78,7 @@ def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
     # roles/monitoring/tasks/tls.yml: Prometheus reads a new bundle itself, no restart (MO-09).
     files.directory(name="Create Prometheus's TLS directory", path=m["tls"]["dir"], user="root",
                     group="prometheus", mode="750")
-    tls.certificate(list(m["tls"]["names"]), "monitoring", "prometheus", trust=m["tls"]["trust"])
+    tls.trust_only(m["tls"]["trust"], "prometheus")
     return ops
 
 

@@ -35,7 +35,15 @@ def _install(names: list[str], ou: str, rotation: str, targets: Mapping[str, str
     """At execution time: issue the certificate, then copy the files whose content differs
     (root:<group> 0640)."""
     issued = _issue(names, ou, rotation, dry_run=False)
-    sources = {"trust": issued.trust, "keystore": issued.keystore}
+    _copy({"trust": issued.trust, "keystore": issued.keystore}, targets, group)
+
+
+def _install_trust(target: str, group: str) -> None:
+    """At execution time: make the CA current, then copy its trust bundle if it differs."""
+    _copy({"trust": pki.ensure_trust(_pki_settings())[0]}, {"trust": target}, group)
+
+
+def _copy(sources: Mapping[str, str], targets: Mapping[str, str], group: str) -> None:
     for kind, dest in targets.items():
         content = Path(sources[kind]).read_bytes()
         remote = run_on(host.name, ["sh", "-c", f"sha512sum {shlex.quote(dest)} || true"])
@@ -66,4 +74,17 @@ def certificate(names: list[str], ou: str, group: str, *, trust: str,
         python.call(name=f"Issue the {ou} certificate of the host and install it with the "
                          "cluster CA", function=_install, names=names, ou=ou, rotation=rotation,
                     targets=targets, group=group)
+    return changes
+
+
+def trust_only(trust: str, group: str) -> bool:
+    """Install the cluster's trust bundle at ``trust`` for a host that checks certificates and
+    presents none (``host_certificate`` with ``certificate: false``); returns whether it changes
+    in this run."""
+    source, changes = pki.ensure_trust(_pki_settings(), dry_run=True)
+    changes = changes or not Path(source).is_file() or host.get_fact(
+        Sha512File, path=trust) != hashlib.sha512(Path(source).read_bytes()).hexdigest()
+    if changes:
+        python.call(name="Install the cluster's trust bundle", function=_install_trust,
+                    target=trust, group=group)
     return changes

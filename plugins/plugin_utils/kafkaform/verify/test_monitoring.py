@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import time
-from urllib.parse import quote
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import testinfra.host  # type: ignore[import-untyped]
