@@ -77,7 +77,9 @@ def test_pipeline_reads_every_broker_and_writes_under_the_shared_dir() -> None:
     assert "--deploy-mode" in context["submit"] and "client" in context["submit"]
     assert context["read_write_paths"][-1] == "/nfs/spark/events"
     assert context["master_state_url"] == "https://sm:8480/json/"
-    moved = spark_pipeline_context(cluster(), "sm", {"spark_node_master_webui_port": 8090})
+    # The master's own port, from the model: the driver's settings do not move it.
+    moved = spark_pipeline_context(cluster(spark_node_master_webui_port=8090), "sm",
+                                   {"spark_node_master_webui_port": 8070})
     assert moved["master_state_url"] == "https://sm:8490/json/"
 
 

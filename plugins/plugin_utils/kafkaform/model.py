@@ -379,8 +379,7 @@ def spark_master_port(view: InventoryView, host: str) -> int:
 def spark_webui_port(view: InventoryView, host: str, role: str) -> int:
     """The plain web UI port of ``host`` as a member of the Spark group ``role``."""
     name = f"spark_node_{'master' if role == SPARK_MASTER else 'worker'}_webui_port"
-    value = view.var(host, name)
-    return as_int(value if value is not None else role_default(name)) or 0
+    return as_int(view.var(host, name, role_default(name))) or 0
 
 
 def build(view: InventoryView) -> Cluster:

@@ -276,7 +276,6 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         })
     for daemon in daemons:
         daemon["restart_files"] = [*read_at_start, f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"]
-    master_webui = int(get("master_webui_port")) + TLS_UI_PORT_OFFSET
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
@@ -298,8 +297,10 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "python": python,
         "bind_address": bind_address,
         "master_url": str(cluster["spark_master_url"]),
-        "master_webui_urls": [f"https://{m['address']}:{master_webui}"
-                              for m in cluster["spark_masters"]],
+        # Each master's UI on its own TLS port, from the model.
+        "master_webui_urls": [
+            f"https://{m['address']}:{int(m['webui_port']) + TLS_UI_PORT_OFFSET}"
+            for m in cluster["spark_masters"]],
         "tls": tls,
         "tls_names": sorted({host, str(node["address"])}),
         # This node's web UIs over TLS (the plain ports redirect to them).

@@ -113,9 +113,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         *(["--conf", f"spark.cores.max={cores_max}"] if cores_max else []),
         f"{code_dir}/{MODULE_DIR}/job.py", "--config", config_file,
     ]
-    master_address = next(str(n["address"]) for n in cluster["spark_masters"]
-                          if n["host"] == host)
-    master_ui_port = int(get("spark_node_master_webui_port")) + TLS_UI_PORT_OFFSET
+    master = next(n for n in cluster["spark_masters"] if n["host"] == host)
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
     users = dict(get("spark_pipeline_kafka_users"))
     trust = f"{conf_dir}/trust.pem"
@@ -126,7 +124,8 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "name": name,
         "application": f"kafkaform-pipeline-{name}",
         # The master's state as JSON (workers, applications), on its web UI's TLS port.
-        "master_state_url": f"https://{master_address}:{master_ui_port}/json/",
+        "master_state_url": (f"https://{master['address']}:"
+                             f"{int(master['webui_port']) + TLS_UI_PORT_OFFSET}/json/"),
         "unit": UNIT,
         "runtime_dir": PROGRESS_FILE.rsplit("/", 1)[0].removeprefix("/run/"),
         # OP-03: what the job reads at submit; it restarts when one changed after it started.
@@ -156,7 +155,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         # Each identity's Kafka client file; its password is added by the role, never here.
         "clients": clients,
         "trust": trust,
-        "tls_names": [host, master_address],
+        "tls_names": [host, str(master["address"])],
         "submit": submit,
         "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
         "read_write_paths": read_write,
