@@ -8,6 +8,7 @@ import importlib.util
 import json
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -136,9 +137,86 @@ def test_health_reads_zookeeper_while_topic_command_starts_and_drops_it_for_a_mi
     tools = SimpleNamespace(
         own_listener="", start_describe=lambda: describing,
         zk_state=lambda ids: {"controller": 1, "brokers": registered},
-        finish_describe=helper.Tools.finish_describe)
+        archived=lambda main_class, returncode: None)
+    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
+    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
     assert helper.health(tools, ["1", "2"]) == 1
     assert describing.killed == (None in registered.values())
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == problems
     assert report["under_replicated"] == (0 if describing.killed else 1)
+
+
+class Clock:
+    """Time that passes only when the helper sleeps, or when a check takes it."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_health_wait_checks_again_soon_while_closed_then_each_second_until_healthy(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = iter([
+        (helper.health_answer(["this broker's listener k1:9091 does not accept connections"]),
+         True),
+        (helper.health_answer(["1 under-replicated partitions: kf.events-1"], 1, ["1", "2"],
+                              under=1), False),
+        (helper.health_answer([], 1, ["1", "2"]), False),
+    ])
+    monkeypatch.setattr(helper, "check_health", lambda tools, ids: next(answers))
+    clock = Clock()
+    assert helper.health(None, ["1", "2"], 30, sleep=clock.sleep, clock=lambda: clock.now) == 0
+    assert clock.slept == [helper.LISTENER_POLL_S, helper.CHECK_POLL_S]
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 1 and json.loads(printed[0])["problems"] == []
+
+
+def test_health_wait_gives_up_with_the_last_answer_when_the_time_is_up(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    checks = []
+
+    def unhealthy(tools: object, ids: list[str]) -> tuple[dict[str, object], bool]:
+        checks.append(1)
+        return helper.health_answer([f"no active controller ({len(checks)})"]), False
+
+    monkeypatch.setattr(helper, "check_health", unhealthy)
+    clock = Clock()
+    assert helper.health(None, ["1"], 3, sleep=clock.sleep, clock=lambda: clock.now) == 1
+    assert len(checks) == 4  # at 0, 1, 2 and 3 s
+    assert json.loads(capsys.readouterr().out)["problems"] == ["no active controller (4)"]
+
+
+def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    archives, libs = tmp_path / "archives", tmp_path / "libs"
+    libs.mkdir()
+    (libs / "kafka_2.13-3.9.1.jar").write_text("")
+    monkeypatch.setattr(helper, "CLASS_ARCHIVES", str(archives))
+    args = SimpleNamespace(conf=str(tmp_path), bootstrap="", java=sys.executable,
+                           libs=str(libs), dry_run=False)
+    (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
+    exits = iter([1, 0])
+
+    def tool(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        writes = [a.split("=", 1)[1] for a in argv if a.startswith("-XX:ArchiveClassesAtExit=")]
+        for path in writes:  # the JVM writes its archive as it exits
+            Path(path).write_text("archive")
+        return subprocess.CompletedProcess(argv, next(exits, 0), "", "")
+
+    monkeypatch.setattr(subprocess, "run", tool)
+    tools = helper.Tools(args)
+    tools.run(helper.ACL_COMMAND, "--list", check=False)  # fails: its archive is dropped
+    assert list(archives.iterdir()) == []
+    tools.run(helper.ACL_COMMAND, "--list")  # a clean exit: its archive is kept
+    kept = list(archives.iterdir())
+    assert len(kept) == 1 and kept[0].name.startswith("AclCommand-")
+    assert f"-XX:SharedArchiveFile={kept[0]}" in helper.Tools(args).argv(helper.ACL_COMMAND)
+    (libs / "kafka_2.13-3.9.2.jar").write_text("")  # an upgrade: the archive no longer serves
+    assert not any(a.startswith("-XX:SharedArchiveFile") for a in helper.Tools(args).argv(
+        helper.ACL_COMMAND))

@@ -13,6 +13,7 @@ from kafkaform.contexts.kafka_broker import (
     settings_problems,
     thread_counts,
 )
+from kafkaform.defaults import role_default
 from tests.unit.test_checks import lab_like, view_of
 
 
@@ -170,3 +171,13 @@ def test_a_metrics_agent_on_a_listener_port_is_refused_before_any_host() -> None
     assert [(f.hosts, f.message) for f in found] == [
         (("k3",), "listeners share a port: 9091 (BROKER, metrics agent)")]
     assert "kafka_broker_metrics_port" in found[0].fix
+
+
+def test_the_health_gate_names_every_broker_and_waits_less_than_the_restart_timeout() -> None:
+    context = kafka_broker_context(cluster(), "k1", {})
+    args = context["health_args"]
+    assert args[:3] == ["health", "--ids", ",".join(str(i) for i in context["broker_ids"])]
+    assert args[3:] == ["--wait", str(context["health_wait_s"])]
+    # A roll tries the gate more than once within kafka_broker_restart_timeout_s.
+    assert context["health_wait_s"] + context["health_poll_s"] < role_default(
+        "kafka_broker_restart_timeout_s") / 2

@@ -29,8 +29,12 @@ LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 
 #: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
 MAIN_CLASS = "kafka.Kafka"
-#: Seconds between two health checks while a restarted broker comes back (OP-02). A check
-#: that finds the broker's own listener closed returns at once, without starting Kafka's tools.
+#: Seconds one health check may wait for the cluster to become healthy (the admin helper's
+#: ``health --wait``): it checks again itself, within a second, while a restarted broker comes
+#: back, instead of one task per check (OP-02). A check that finds the broker's own listener
+#: closed returns at once, without starting Kafka's tools.
+HEALTH_WAIT_S = 30
+#: Seconds between two such waiting health checks.
 HEALTH_POLL_S = 2
 
 #: Debian 12's OpenJDK 17 on amd64, used when ``kafka_broker_java_home`` is empty.
@@ -509,5 +513,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
                           tls["secrets"], jaas, jmx["config"], jmx["password_file"],
                           jmx["access_file"], jmx["ssl_config"]],
+        # The admin helper's arguments for the health gate of the roll and of the converge.
+        "health_args": ["health", "--ids", ",".join(str(int(b["id"])) for b in cluster["brokers"]),
+                        "--wait", str(HEALTH_WAIT_S)],
+        "health_wait_s": HEALTH_WAIT_S,
         "health_poll_s": HEALTH_POLL_S,
     }

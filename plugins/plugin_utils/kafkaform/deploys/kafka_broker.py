@@ -233,7 +233,7 @@ def kafka_broker() -> None:
                               paths=tuple(kb["restart_files"]))["stale"]
     might_restart = stale_now or will_change(*restart_ops, *secret_ops)
     tool = admin(kb)
-    health = [*tool, "health", "--ids", ",".join(str(i) for i in kb["broker_ids"])]
+    health = [*tool, *kb["health_args"]]  # each check waits on its own up to health_wait_s
     timeout_s = float(s["kafka_broker_restart_timeout_s"])
     roll_restarts(Roll(
         service="kafka", rule="OP-02", members=tuple(contexts),
