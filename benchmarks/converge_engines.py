@@ -5,7 +5,8 @@ the mirror): fresh containers, then the roles (ansible-playbook with playbooks/z
 playbooks/kafka_broker.yml on molecule's inventory, through the scenario's connection) cold and
 again; fresh containers, then pyinfra's
 `kafkaform.deploys.site.kafka` on the same inventory cold and again. The no-change runs must
-change nothing. Prints the four times and the ratios pyinfra / Ansible as one JSON line.
+change nothing. Prints the four times, each engine's no-change run against its cold one, and the
+ratios pyinfra / Ansible, as one JSON line.
 Run: .venv/bin/python benchmarks/converge_engines.py
 """
 
@@ -78,13 +79,16 @@ def main() -> int:
         print(f"{engine} no-change converge: {warm:.1f} s, {changed} changed", file=sys.stderr,
               flush=True)
         record.update({f"{engine}_cold_s": round(cold, 1), f"{engine}_no_change_s": round(warm, 1),
-                       f"{engine}_no_change_changed": changed})
+                       f"{engine}_no_change_changed": changed,
+                       f"{engine}_no_change_over_cold": round(warm / cold, 2)})
     molecule(SCENARIO, "destroy")
     record["ratio_cold"] = round(record["pyinfra_cold_s"] / record["ansible_cold_s"], 2)
     record["ratio_no_change"] = round(record["pyinfra_no_change_s"]
                                       / record["ansible_no_change_s"], 2)
     record["recorded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(json.dumps(record))
+    for engine in ("ansible", "pyinfra"):
+        print(f"ratio {record[f'{engine}_no_change_over_cold']} ({engine}, no change / cold)")
     print(f"ratio {record['ratio_cold']} (cold, pyinfra / Ansible); "
           f"ratio {record['ratio_no_change']} (no change)")
     changed = record["ansible_no_change_changed"] + record["pyinfra_no_change_changed"]
