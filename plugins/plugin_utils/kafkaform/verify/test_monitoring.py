@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import pytest
@@ -115,9 +116,35 @@ def test_jvm_metrics_agents_listen_on_the_cluster_address_only(
                                 target["address"])
 
 
+Found = TypeVar("Found")
+
+
+def until(fetch: Callable[[], Found], done: Callable[[Found], bool],
+          seconds: float = SCRAPE_WAIT_SECONDS) -> Found:
+    """``fetch()`` every 5 s until ``done`` holds of what it found or ``seconds`` have passed;
+    what it found last."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = fetch()
+        if done(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(5)
+
+
 def scraped(target: Mapping[str, Any]) -> tuple[str, str]:
     """A Prometheus target as (job, host:port it scrapes)."""
     return target["labels"]["job"], target["scrapeUrl"].split("//")[1].split("/")[0]
+
+
+def target_health(node: Node, context: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
+    """Prometheus's active targets by (job, host:port)."""
+    targets = api(node, context, "/api/v1/targets?state=active")["activeTargets"]
+    return {scraped(t): t for t in targets}
+
+
+def targets_down(health: Mapping[tuple[str, str], Any]) -> dict[tuple[str, str], str]:
+    return {k: t.get("lastError") or t["health"] for k, t in health.items()
+            if t["health"] != "up"}
 
 
 def test_prometheus_scrapes_every_host_and_jvm_of_the_model_and_finds_them_up(
@@ -131,15 +158,9 @@ def test_prometheus_scrapes_every_host_and_jvm_of_the_model_and_finds_them_up(
         wanted |= {(job, f"{t['address']}:{t['port']}"): t
                    for job, spark in context["spark"].items() for t in spark["targets"]}
         wanted_self = ("prometheus", f"{context['address']}:{context['prometheus_port']}")
-        deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
-        while True:
-            targets = api(node, context, "/api/v1/targets?state=active")["activeTargets"]
-            health = {scraped(t): t for t in targets}
-            down = {k: t.get("lastError") or t["health"] for k, t in health.items()
-                    if t["health"] != "up"}
-            if not down or time.monotonic() > deadline:
-                break
-            time.sleep(5)
+        health = until(partial(target_health, node, context),
+                       lambda health: not targets_down(health))
+        down = targets_down(health)
         assert set(health) == set(wanted) | {wanted_self}, (
             f"{node.name}: Prometheus scrapes {sorted(health)}, the model has "
             f"{sorted(set(wanted) | {wanted_self})}")
@@ -165,9 +186,8 @@ def test_prometheus_loads_the_rules_and_reaches_alertmanager(
 
 def series(node: Node, context: Mapping[str, Any], metric: str) -> dict[tuple[str, str], float]:
     """The samples of ``metric`` Prometheus holds now, by (instance, service unit)."""
-    found = api(node, context, f"/api/v1/query?query={metric}")["result"]
     return {(s["metric"]["instance"], s["metric"].get("name", "")): float(s["value"][1])
-            for s in found}
+            for s in instant(node, context, metric)}
 
 
 def test_every_running_service_reports_its_memory_maps_and_open_files_against_its_limits(
@@ -183,12 +203,8 @@ def test_every_running_service_reports_its_memory_maps_and_open_files_against_it
     assert running, "no service of the platform runs on the visited hosts"
     for monitor in monitors:
         context = expected(inventory, monitor.name)
-        deadline = time.monotonic() + SCRAPE_WAIT_SECONDS
-        while True:
-            maps = series(monitor, context, "kafkaform_process_memory_maps")
-            if running <= set(maps) or time.monotonic() > deadline:
-                break
-            time.sleep(5)
+        maps = until(partial(series, monitor, context, "kafkaform_process_memory_maps"),
+                     lambda maps: running <= set(maps))
         assert running <= set(maps), (
             f"{monitor.name}: no memory maps in Prometheus for {sorted(running - set(maps))}")
         limit = {key[0]: value
@@ -219,12 +235,7 @@ def instant(node: Node, context: Mapping[str, Any], query: str) -> list[dict[str
 def wait_for(node: Node, context: Mapping[str, Any], query: str, done: Any,
              seconds: float = SCRAPE_WAIT_SECONDS) -> list[dict[str, Any]]:
     """The result of the PromQL ``query`` once ``done(result)`` holds, or at the deadline."""
-    deadline = time.monotonic() + seconds
-    while True:
-        found = instant(node, context, query)
-        if done(found) or time.monotonic() > deadline:
-            return found
-        time.sleep(5)
+    return until(lambda: instant(node, context, query), done, seconds)
 
 
 def test_the_spark_master_counts_every_worker_of_the_inventory(
