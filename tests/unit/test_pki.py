@@ -68,7 +68,7 @@ def password(tmp_path: Path) -> bytes:
 def verify(leaf: x509.Certificate, trust: list[x509.Certificate], name: str,
            at: datetime = NOW) -> None:
     try:
-        subject: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(name))
+        subject: x509.DNSName | x509.IPAddress = x509.IPAddress(ipaddress.ip_address(name))
     except ValueError:
         subject = x509.DNSName(name)
     verifier = PolicyBuilder().store(Store(trust)).time(at).build_server_verifier(subject)
