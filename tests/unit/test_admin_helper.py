@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -201,22 +202,35 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
     args = SimpleNamespace(conf=str(tmp_path), bootstrap="", java=sys.executable,
                            libs=str(libs), dry_run=False)
     (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
-    exits = iter([1, 0])
+    exits = iter([1, 0, 0, -signal.SIGABRT])
+    started: list[list[str]] = []
 
     def tool(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        started.append(argv)
         writes = [a.split("=", 1)[1] for a in argv if a.startswith("-XX:ArchiveClassesAtExit=")]
         for path in writes:  # the JVM writes its archive as it exits
             Path(path).write_text("archive")
         return subprocess.CompletedProcess(argv, next(exits, 0), "", "")
+
+    def reads_archive() -> list[str]:
+        return [a for a in started[-1] if a.startswith("-XX:SharedArchiveFile=")]
 
     monkeypatch.setattr(subprocess, "run", tool)
     tools = helper.Tools(args)
     tools.run(helper.ACL_COMMAND, "--list", check=False)  # fails: its archive is dropped
     assert list(archives.iterdir()) == []
     tools.run(helper.ACL_COMMAND, "--list")  # a clean exit: its archive is kept
-    kept = list(archives.iterdir())
-    assert len(kept) == 1 and kept[0].name.startswith("AclCommand-")
-    assert f"-XX:SharedArchiveFile={kept[0]}" in helper.Tools(args).argv(helper.ACL_COMMAND)
+    (kept,) = archives.iterdir()
+    assert kept.name.startswith("AclCommand-") and not reads_archive()
+    helper.Tools(args).run(helper.ACL_COMMAND, "--list")
+    assert reads_archive() == [f"-XX:SharedArchiveFile={kept}"]
+    # A JVM that aborts on its archive (a damaged file) drops it: the next run writes it anew.
+    helper.Tools(args).run(helper.ACL_COMMAND, "--list", check=False)
+    assert list(archives.iterdir()) == []
+    helper.Tools(args).run(helper.ACL_COMMAND, "--list")
+    (kept,) = archives.iterdir()
     (libs / "kafka_2.13-3.9.2.jar").write_text("")  # an upgrade: the archive no longer serves
-    assert not any(a.startswith("-XX:SharedArchiveFile") for a in helper.Tools(args).argv(
-        helper.ACL_COMMAND))
+    helper.Tools(args).run(helper.ACL_COMMAND, "--list")  # and its first run replaces it
+    assert not reads_archive()
+    (newer,) = archives.iterdir()
+    assert newer.name.startswith("AclCommand-") and newer != kept
