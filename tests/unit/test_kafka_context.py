@@ -181,3 +181,5 @@ def test_the_health_gate_names_every_broker_and_waits_less_than_the_restart_time
     # A roll tries the gate more than once within kafka_broker_restart_timeout_s.
     assert context["health_wait_s"] + context["health_poll_s"] < role_default(
         "kafka_broker_restart_timeout_s") / 2
+    short = kafka_broker_context(cluster(), "k1", {"kafka_broker_restart_timeout_s": 10})
+    assert short["health_args"][-2:] == ["--wait", "10"]

@@ -463,6 +463,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         *([metrics["option"]] if metrics["enabled"] else []),
         *[str(o) for o in get("jvm_extra_opts")],
     ]
+    # One check never waits longer than the whole gate may.
+    health_wait_s = min(HEALTH_WAIT_S, int(setting(settings, "kafka_broker_restart_timeout_s")))
     return {
         "host": host,
         "id": int(broker["id"]),
@@ -515,7 +517,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                           jmx["access_file"], jmx["ssl_config"]],
         # The admin helper's arguments for the health gate of the roll and of the converge.
         "health_args": ["health", "--ids", ",".join(str(int(b["id"])) for b in cluster["brokers"]),
-                        "--wait", str(HEALTH_WAIT_S)],
-        "health_wait_s": HEALTH_WAIT_S,
+                        "--wait", str(health_wait_s)],
+        "health_wait_s": health_wait_s,
         "health_poll_s": HEALTH_POLL_S,
     }
