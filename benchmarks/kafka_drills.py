@@ -90,6 +90,18 @@ def healthy(container: str, boot: str, ids: list[int]) -> bool:
     return result.returncode == 0
 
 
+def wait_unhealthy(container: str, boot: str, ids: list[int], timeout: float = 60) -> float | None:
+    """Seconds until the health check first fails, or None when it never did within
+    ``timeout``: a broker killed without notice stays registered until its ZooKeeper session
+    expires, and leads its partitions until then."""
+    start = time.monotonic()
+    while healthy(container, boot, ids):
+        if time.monotonic() - start > timeout:
+            return None
+        time.sleep(0.5)
+    return time.monotonic() - start
+
+
 def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300) -> float:
     start = time.monotonic()
     while not healthy(container, boot, ids):
@@ -302,9 +314,13 @@ def main() -> int:
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
+            start = time.monotonic()
             sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
-            print(f"SIGKILL {hosts[0]}: healthy again after "
-                  f"{wait_healthy(hosts[-1], boot, ids):.1f} s")
+            noticed = wait_unhealthy(hosts[-1], boot, ids)
+            wait_healthy(hosts[-1], boot, ids)
+            seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"
+            print(f"SIGKILL {hosts[0]}: {seen}, healthy again after "
+                  f"{time.monotonic() - start:.1f} s")
         ok &= under_load(args.inventory, "kill", kill, args.seconds, False, args.throughput)
     if args.drill in ("time", "all"):
         hosts, boot, ids = brokers(args.inventory)
