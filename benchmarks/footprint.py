@@ -13,22 +13,15 @@ the pipeline running) to compare releases. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
+
+from _podman import sh
 
 from kafkaform.inventory import load as load_inventory
 
 MB = 1024 * 1024
 #: Services below this are left out of a host's line (systemd's own, cron, D-Bus).
 SMALL_MB = 10
-
-
-def sh(container: str, command: str) -> str:
-    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
-                            capture_output=True, text=True, timeout=120, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"{container}: {command}: {result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def container_bytes(container: str) -> int:

@@ -42,6 +42,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import _podman
+
 from kafkaform import model
 from kafkaform.checks import host_inputs
 from kafkaform.contexts.kafka_broker import kafka_broker_context
@@ -65,11 +67,7 @@ PRODUCER_CONFIG = ("acks=all\nenable.idempotence=true\nretries=2147483647\n"
 
 
 def sh(container: str, command: str, check: bool = True, timeout: float = 600) -> str:
-    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
-                            capture_output=True, text=True, timeout=timeout, check=False)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"{container}: {command}: {result.stdout}{result.stderr}")
-    return result.stdout
+    return _podman.sh(container, command, timeout=timeout, check=check)
 
 
 def brokers(inventory: str) -> tuple[list[str], str, list[int]]:

@@ -26,6 +26,8 @@ import time
 import uuid
 from typing import Any
 
+import _podman
+
 TOOL = "/usr/local/bin/kafkaform-pipeline"
 CONFIG = "/etc/kafkaform-pipeline/pipeline.properties"
 # The admin client configuration each broker carries (kafka_broker role): TLS as the brokers.
@@ -37,12 +39,8 @@ KAFKA_JAVA = ("/usr/lib/jvm/java-17-openjdk-amd64/bin/java -Xmx256m -XX:+UseSeri
 
 
 def sh(container: str, command: str, timeout: float = 900) -> str:
-    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
-                            capture_output=True, text=True, timeout=timeout, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"{container}: {command}\n{result.stdout[-2000:]}"
-                           f"{result.stderr[-3000:]}")
-    return result.stdout
+    # A failure shows only the end of each output.
+    return _podman.sh(container, command, timeout=timeout, tail=(2000, 3000))
 
 
 def last_json(output: str) -> Any:

@@ -20,23 +20,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+from _podman import sh
 
 from kafkaform import model
 from kafkaform.defaults import setting
 from kafkaform.inventory import load as load_inventory
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def sh(container: str, command: str) -> str:
-    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
-                            capture_output=True, text=True, timeout=120, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"{container}: {command}: {result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def jvm_cpu_seconds(container: str) -> float:
