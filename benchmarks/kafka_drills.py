@@ -88,25 +88,23 @@ def healthy(container: str, boot: str, ids: list[int]) -> bool:
     return result.returncode == 0
 
 
-def wait_unhealthy(container: str, boot: str, ids: list[int], timeout: float = 60) -> float | None:
-    """Seconds until the health check first fails, or None when it never did within
-    ``timeout``: a broker killed without notice stays registered until its ZooKeeper session
-    expires, and leads its partitions until then."""
+def wait_until(container: str, boot: str, ids: list[int], *, passing: bool, timeout: float,
+               poll: float) -> float | None:
+    """Seconds until the health check first passes (``passing``) or fails (not ``passing``),
+    checked again every ``poll`` seconds; None when it did not within ``timeout``."""
     start = time.monotonic()
-    while healthy(container, boot, ids):
+    while healthy(container, boot, ids) != passing:
         if time.monotonic() - start > timeout:
             return None
-        time.sleep(0.5)
+        time.sleep(poll)
     return time.monotonic() - start
 
 
 def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300) -> float:
-    start = time.monotonic()
-    while not healthy(container, boot, ids):
-        if time.monotonic() - start > timeout:
-            raise RuntimeError("cluster not healthy within the timeout")
-        time.sleep(1)
-    return time.monotonic() - start
+    took = wait_until(container, boot, ids, passing=True, timeout=timeout, poll=1)
+    if took is None:
+        raise RuntimeError("cluster not healthy within the timeout")
+    return took
 
 
 def create_topic(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> None:
@@ -314,7 +312,9 @@ def main() -> int:
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
             start = time.monotonic()
             sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
-            noticed = wait_unhealthy(hosts[-1], boot, ids)
+            # A broker killed without notice stays registered until its ZooKeeper session
+            # expires, and leads its partitions until then: None when never seen unhealthy.
+            noticed = wait_until(hosts[-1], boot, ids, passing=False, timeout=60, poll=0.5)
             wait_healthy(hosts[-1], boot, ids)
             seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"
             print(f"SIGKILL {hosts[0]}: {seen}, healthy again after "
