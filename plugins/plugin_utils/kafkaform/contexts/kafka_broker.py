@@ -465,6 +465,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     ]
     # One check never waits longer than the whole gate may.
     health_wait_s = min(HEALTH_WAIT_S, int(setting(settings, "kafka_broker_restart_timeout_s")))
+    broker_ids = [int(b["id"]) for b in cluster["brokers"]]
     return {
         "host": host,
         "id": int(broker["id"]),
@@ -494,7 +495,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # Names for the certificate's subject alternative names: every name a client may dial.
         "tls_names": sorted({host, str(broker["address"]),
                              *(str(lst["advertised_host"]) for lst in broker["listeners"])}),
-        "broker_ids": [int(b["id"]) for b in cluster["brokers"]],
+        "broker_ids": broker_ids,
         "racks_by_id": {str(b["id"]): b.get("rack") or "" for b in cluster["brokers"]},
         "server_properties": java_properties(managed),
         "extra_properties": java_properties(extra),
@@ -516,7 +517,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                           tls["secrets"], jaas, jmx["config"], jmx["password_file"],
                           jmx["access_file"], jmx["ssl_config"]],
         # The admin helper's arguments for the health gate of the roll and of the converge.
-        "health_args": ["health", "--ids", ",".join(str(int(b["id"])) for b in cluster["brokers"]),
+        "health_args": ["health", "--ids", ",".join(map(str, broker_ids)),
                         "--wait", str(health_wait_s)],
         "health_wait_s": health_wait_s,
         "health_poll_s": HEALTH_POLL_S,
