@@ -8,14 +8,13 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.pki import (
     ensure_host,
-    ensure_trust,
     reads,
 )
 
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "names": {"type": "list", "elements": "str"},
-    "ou": {"type": "str"},
-    "certificate": {"type": "bool", "default": True},
+    "names": {"type": "list", "elements": "str", "required": True},
+    "ou": {"type": "str", "required": True},
+    "service": {"type": "str", "default": ""},
     "keep_previous_ca": {"type": "bool", "default": False},
     "renew": {"type": "bool", "default": False},
 }
@@ -32,24 +31,13 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         result: dict[str, Any] = super().run(tmp, task_vars)
         del tmp
         task_vars = task_vars or {}
-        args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            required_if=[("certificate", True, ("names", "ou"))])[1]
+        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         host = str(task_vars["inventory_hostname"])
         settings = {key: self._templar.template(value) for key, value in task_vars.items()
                     if reads(key)}
-        if not args["certificate"]:
-            try:
-                trust, changed = ensure_trust(settings, dry_run=bool(self._task.check_mode))
-            except (ValueError, OSError) as error:
-                result.update(failed=True, msg=f"{host}: {error}")
-                return result
-            result.update(changed=changed, reason="trust bundle changed" if changed else "",
-                          files={"trust": trust})
-            return result
         try:
             issued = ensure_host(settings, host, args["names"], args["ou"],
-                                 dry_run=bool(self._task.check_mode),
+                                 service=str(args["service"]), dry_run=bool(self._task.check_mode),
                                  keep_previous_ca=bool(args["keep_previous_ca"]),
                                  renew=bool(args["renew"]))
         except (ValueError, OSError) as error:

@@ -21,27 +21,29 @@ description:
     C(kafkaform_secrets)) no longer opens it, and writes nothing when everything is current.
   - Returns paths on the control node for M(ansible.builtin.copy) to install; never key
     material or passwords.
-  - With O(certificate=false), for a host that checks certificates and presents none, only makes
-    the CA current and returns the trust bundle; the host's certificate, issued by another role
-    on the same host, is left as it is.
+  - With O(service), issues a certificate and key of their own to one service of the host, kept
+    apart from the host's certificate, for a service that runs as another user and must not hold
+    the key of the host's main service (node exporter beside a broker).
 options:
   names:
     description:
       - DNS names and IP addresses of the host, its subject alternative names; order does not
-        matter. Required unless O(certificate=false).
+        matter.
     type: list
     elements: str
+    required: true
   ou:
     description:
       - Organizational unit of the certificate's subject, the role of the host's service
-        (for example V(kafka-broker)); Kafka maps it to the host's principal. Required unless
-        O(certificate=false).
+        (for example V(kafka-broker)); Kafka maps it to the host's principal.
     type: str
-  certificate:
+    required: true
+  service:
     description:
-      - Issue the host's certificate. V(false) returns the trust bundle only (in RV(files.trust)).
-    type: bool
-    default: true
+      - Name of one service of the host that takes a certificate of its own, kept in
+        C(hosts/<host>/<service>/) beside the host's; empty for the host's own certificate.
+    type: str
+    default: ""
   keep_previous_ca:
     description:
       - During a CA rotation, keep a certificate the previous CA issued as long as it is otherwise
@@ -103,28 +105,28 @@ files:
       sample: /home/ops/.kafkaform/secrets/kafka/pki/trust.pem
     cert:
       description: PEM certificate of the host followed by its CA chain.
-      returned: when O(certificate=true)
+      returned: success
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/cert.pem
     key:
       description: Unencrypted PKCS#8 PEM private key of the host (mode 0600).
-      returned: when O(certificate=true)
+      returned: success
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/key.pem
     keystore:
       description: PKCS#12 keystore with the key, the certificate and the CA chain, encrypted with
         the keystore password (mode 0600).
-      returned: when O(certificate=true)
+      returned: success
       type: str
       sample: /home/ops/.kafkaform/secrets/kafka/pki/hosts/broker-1/keystore.p12
 not_after:
   description: Expiry of the host's certificate, ISO 8601.
-  returned: when O(certificate=true)
+  returned: success
   type: str
   sample: "2027-11-23T11:48:11+00:00"
 subject:
   description: Subject of the host's certificate, RFC 4514.
-  returned: when O(certificate=true)
+  returned: success
   type: str
   sample: CN=broker-1,OU=kafka-broker,O=kafka
 """

@@ -49,11 +49,24 @@ def test_cluster_hosts_run_node_exporter_and_the_monitoring_host_prometheus() ->
     assert (broker["is_cluster_host"], broker["is_monitoring_host"]) == (True, False)
     monitor = monitoring_context(cluster, "mon", {"monitoring_prometheus_port": 9190}, groups)
     assert [u["name"] for u in monitor["units"]] == [PROMETHEUS, ALERTMANAGER]
-    assert monitor["prometheus_url"] == "http://mon:9190"
+    assert monitor["prometheus_url"] == "https://mon:9190"
     assert monitor["alertmanagers"] == ["mon:9093"]
     prometheus = monitor["units"][0]
     assert "/etc/prometheus/prometheus.yml" in prometheus["restart_files"]
     assert monitor["rules_file"] in prometheus["restart_files"]
+
+
+def test_the_web_configuration_and_certificates_restart_no_monitoring_service() -> None:
+    """SE-15: node exporter, Prometheus and Alertmanager read them again on every connection,
+    so a renewed certificate or a CA rotation restarts none of them."""
+    cluster, groups = platform()
+    for host in ("k1", "mon"):
+        context = monitoring_context(cluster, host, {}, groups)
+        tls = context["tls"]
+        assert context["tls_names"] == [host]
+        for unit in context["units"]:
+            kept = {tls["web_config"], tls["cert"], tls["key"], tls["trust"]}
+            assert not kept & set(unit["restart_files"]), (host, unit["name"])
 
 
 def test_a_host_outside_every_group_runs_nothing() -> None:

@@ -23,7 +23,6 @@ from kafkaform.pki import (
     HostCertificate,
     certificate_info,
     ensure_host,
-    ensure_trust,
     retire_previous_ca,
     rotate_ca,
 )
@@ -499,18 +498,30 @@ def test_action_plugin_imports_and_matches_its_documentation() -> None:
             for name, spec in options.items()} == host_certificate.ARGUMENT_SPEC
 
 
-def test_the_trust_bundle_alone_issues_nothing_and_leaves_the_host_certificate(
+def test_a_service_certificate_has_its_own_key_and_leaves_the_host_certificate(
         tmp_path: Path) -> None:
-    """A monitoring host beside a broker takes the bundle only: the broker's certificate stays."""
+    """Node exporter beside a broker: its own certificate and key, under the host's directory,
+    issued and kept current without touching the broker's."""
     variables = settings(tmp_path)
-    dry, changed = ensure_trust(variables, dry_run=True, now=NOW)
-    assert changed and not Path(dry).exists()  # check mode writes nothing
-    trust, changed = ensure_trust(variables, now=NOW)
-    assert changed and [c.subject for c in certs(trust)] == [
-        c.subject for c in certs(pki(tmp_path) / "ca.crt")]
-    assert not (pki(tmp_path) / "hosts").exists()
-    issued = issue(variables)
-    before = snapshot(pki(tmp_path))
-    assert ensure_trust(variables, now=NOW) == (trust, False)
-    assert snapshot(pki(tmp_path)) == before
-    assert issue(variables).changed is False and issued.trust == trust
+    broker = issue(variables)
+    before = snapshot(pki(tmp_path) / "hosts" / HOST)
+    dry = issue(variables, ou="monitoring", service="monitoring", dry_run=True)
+    assert dry.changed and not Path(dry.cert).exists()  # check mode writes nothing
+    exporter = issue(variables, ou="monitoring", service="monitoring")
+    assert exporter.changed
+    assert Path(exporter.cert).parent == pki(tmp_path) / "hosts" / HOST / "monitoring"
+    assert Path(exporter.key).read_bytes() != Path(broker.key).read_bytes()
+    assert exporter.subject == f"CN={HOST},OU=monitoring,O=demo"
+    assert exporter.trust == broker.trust
+    assert oct(Path(exporter.key).stat().st_mode & 0o777) == oct(0o600)
+    assert oct(Path(exporter.cert).parent.stat().st_mode & 0o777) == oct(0o700)
+    assert {k: v for k, v in snapshot(pki(tmp_path) / "hosts" / HOST).items()
+            if not k.startswith("monitoring/")} == before
+    assert issue(variables, ou="monitoring", service="monitoring").changed is False
+    assert issue(variables).changed is False
+
+
+@pytest.mark.parametrize("service", ["a/b", "..", "."])
+def test_a_service_that_cannot_name_a_directory_is_refused(tmp_path: Path, service: str) -> None:
+    with pytest.raises(ValueError, match="cannot name a directory"):
+        issue(settings(tmp_path), service=service)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import lab_image
+from .contexts.monitoring import tls_files
 from .contexts.spark_node import TLS_UI_PORT_OFFSET
 from .defaults import role_default
 from .model import MONITORING, SPARK_MASTER, SPARK_WORKER
@@ -619,8 +620,12 @@ def lab_status(args: argparse.Namespace) -> int:
     monitors = [r for r, h in zip(rows, hosts, strict=False) if MONITORING in h.groups]
     if monitors:
         port = int(role_default("monitoring_prometheus_port"))
-        print(f"  prometheus: http://{monitors[0][3]}:{port} (every target: /targets, alerts: "
-              "/alerts)")
+        name, address = monitors[0][0], monitors[0][3]
+        tls = tls_files()
+        print(f"  prometheus: https://{address}:{port} (every target: /targets, alerts: "
+              f"/alerts), with a client certificate of the cluster CA (SE-15):\n"
+              f"           podman exec {name} curl -s --cacert {tls['trust']} --cert "
+              f"{tls['cert']} --key {tls['key']} https://{name}:{port}/api/v1/alerts")
     # A drifted kernel setting is warned about above, with the commands that restore it; the
     # lab itself is fine, so only hosts that are not up make the status fail.
     return 0 if all(r[4].startswith("up") for r in rows) else 1

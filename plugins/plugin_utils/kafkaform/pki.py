@@ -592,9 +592,16 @@ def _keystore_reason(data: bytes | None, host: str, key: _HostKey,
     return ""
 
 
-def _check_host(host: str, ou: str) -> None:
-    if not host or "/" in host or host in {".", ".."}:
+def _plain_name(name: str) -> bool:
+    return bool(name) and "/" not in name and name not in {".", ".."}
+
+
+def _check_host(host: str, ou: str, service: str) -> None:
+    if not _plain_name(host):
         raise ValueError(f"host {host!r} cannot name a directory: use a plain inventory hostname")
+    if service and not _plain_name(service):
+        raise ValueError(f"service {service!r} cannot name a directory: use a plain name, e.g. "
+                         "monitoring")
     if len(host) > _CN_MAX:
         raise ValueError(f"inventory hostname {host!r} is longer than the {_CN_MAX} characters a "
                          "certificate's common name allows: use a shorter inventory name (the "
@@ -604,23 +611,27 @@ def _check_host(host: str, ou: str) -> None:
 
 
 def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], ou: str, *,
-                dry_run: bool = False, now: datetime | None = None,
+                service: str = "", dry_run: bool = False, now: datetime | None = None,
                 keep_previous_ca: bool = False, renew: bool = False) -> HostCertificate:
     """Make ``host``'s certificate current (SE-02): issue it, with a new key, when it is missing,
     when its names or OU differ, when another CA issued it or when it expires within
     kafkaform_tls_renew_before_days; rewrite only the keystore when its password changed; write
     nothing otherwise. ``dry_run`` (check mode) reports the same and writes nothing at all.
 
+    ``service``: a certificate and key of their own for one service of the host, kept apart
+    from the host's (``hosts/<host>/<service>/``), for a service that runs as another user and
+    must not hold the key of the host's main service (node exporter beside a broker).
+
     ``keep_previous_ca``: during a CA rotation, a certificate the previous CA issued is kept as
     long as it is otherwise current, so the run that spreads the new trust bundle reissues
     nothing (every host must trust the new CA before any host presents its certificates).
     ``renew``: issue a new certificate and key now, whatever the current one's expiry."""
-    _check_host(host, ou)
+    _check_host(host, ou, service)
     wanted = _host_names(names)
     settings = _settings(variables)
     moment = _now(now)
     pki = _pki_dir(variables, create=not dry_run)
-    files = _HostFiles(pki / "hosts" / host)
+    files = _HostFiles(pki / "hosts" / host / service if service else pki / "hosts" / host)
     subject = _subject(host, ou, settings.cluster)
     with _locked(pki, exclusive=not dry_run):
         ca = _current_ca(pki, settings, moment, write=not dry_run)
@@ -638,6 +649,7 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
             cert, key = _issue(ca, host, wanted, ou, settings, moment)
             if not dry_run:
                 _mkdir(pki / "hosts")
+                _mkdir(files.dir.parent)
                 _mkdir(files.dir)
                 # Keystore first, certificate last: an interrupted run finds the old
                 # certificate with a mismatching key, and reissues.
@@ -662,19 +674,6 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
         not_after=cert.not_valid_after_utc.isoformat(),
         subject=cert.subject.rfc4514_string(),
     )
-
-
-def ensure_trust(variables: Mapping[str, Any], *, dry_run: bool = False,
-                 now: datetime | None = None) -> tuple[str, bool]:
-    """The cluster's trust bundle for a host that checks certificates and presents none
-    (Prometheus): the CA made current as :func:`ensure_host` makes it, no certificate issued.
-    Returns the bundle's path on the control node and whether it changes."""
-    settings = _settings(variables)
-    pki = _pki_dir(variables, create=not dry_run)
-    with _locked(pki, exclusive=not dry_run):
-        ca = _current_ca(pki, settings, _now(now), write=not dry_run)
-        changed = _sync_trust(pki, ca, write=not dry_run)
-    return str(pki / "trust.pem"), changed
 
 
 # Rotation -----------------------------------------------------------------------------------

@@ -575,6 +575,16 @@ CATALOGUE: tuple[Rule, ...] = (
          "1. An instance found without it is reported by plan and up: require tokens with "
          "aws ec2 modify-instance-metadata-options --http-tokens required.",
          (CLOUD_PROVISION,)),
+    Rule("SE-15", "Node exporter, Prometheus and Alertmanager speak TLS and answer only callers "
+         "with a certificate from the cluster CA; their key is their own, not the host's",
+         "A plain exporter or Prometheus tells anyone on the network which services run where, "
+         "their versions, limits and errors; an exporter holding a broker's key would let "
+         "whoever takes it over act as a super user of Kafka.",
+         "Nothing to set: their web configuration (/etc/prometheus/web.yml) requires a client "
+         "certificate, and each host's monitoring services get a certificate of their own from "
+         "the cluster CA. To query Prometheus from elsewhere, present a certificate the cluster "
+         "CA issued (curl --cacert trust.pem --cert cert.pem --key key.pem).",
+         (MONITORING_LIVE,)),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "

@@ -74,8 +74,22 @@ def jvm_targets(cluster: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 #: The scrape job of each Spark group's daemons, and where the cluster model lists its members.
 SPARK_JOBS = (("spark_master", "spark_masters"), ("spark_worker", "spark_workers"))
-#: Where Prometheus finds the cluster's trust bundle, to check the Spark UIs' certificates (MO-09).
+#: The TLS files of the monitoring services of a host, readable by the prometheus group: the
+#: cluster's trust bundle, and the certificate and key the host's monitoring service of
+#: kafkaform.pki issues (apart from the host's own: node exporter must not hold a broker's key).
 TLS_DIR = "/etc/prometheus/tls"
+#: The certificate's service name (kafkaform.pki) and organizational unit.
+TLS_SERVICE = "monitoring"
+#: The web configuration node exporter, Prometheus and Alertmanager share: TLS, and a client
+#: certificate from the cluster CA required of every caller (SE-15). They read it again on every
+#: connection, so a new certificate restarts nothing.
+WEB_CONFIG = "/etc/prometheus/web.yml"
+
+
+def tls_files() -> dict[str, str]:
+    """Where the monitoring services of a host find their TLS files."""
+    return {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem", "cert": f"{TLS_DIR}/cert.pem",
+            "key": f"{TLS_DIR}/key.pem", "web_config": WEB_CONFIG, "service": TLS_SERVICE}
 
 
 def spark_targets(cluster: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -120,7 +134,8 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "nodes": node_targets(cluster),
         "jvms": jvm_targets(cluster),
         "spark": spark_targets(cluster),
-        "tls": {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem"},
+        "tls": tls_files(),
+        "tls_names": [host],
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),
@@ -131,7 +146,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "rules_dir": RULES_DIR,
         "rules_file": rules_file,
         "prometheus_port": prometheus_port,
-        "prometheus_url": f"http://{host}:{prometheus_port}",
+        "prometheus_url": f"https://{host}:{prometheus_port}",
         "alertmanager_port": int(get("alertmanager_port")),
         "node_exporter_port": int(get("node_exporter_port")),
         "retention_time": str(get("retention_time")),

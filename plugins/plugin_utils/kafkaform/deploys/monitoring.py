@@ -12,6 +12,7 @@ same templates, which tests/integration/test_alert_rules.py checks with promtool
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 
 from pyinfra.api.deploy import deploy
@@ -75,16 +76,35 @@ def _prometheus(m: dict[str, Any], s: dict[str, Any]) -> list[Any]:
                                   ("alertmanager.yml.j2", "/etc/prometheus/alertmanager.yml"))]
     ops += [put_rendered(f"monitoring/{name}.default.j2", rendered, f"/etc/default/{name}")
             for name in ("prometheus", "prometheus-alertmanager")]
-    # roles/monitoring/tasks/tls.yml: Prometheus reads a new bundle itself, no restart (MO-09).
-    files.directory(name="Create Prometheus's TLS directory", path=m["tls"]["dir"], user="root",
-                    group="prometheus", mode="750")
-    tls.trust_only(m["tls"]["trust"], "prometheus")
     return ops
 
 
-def _wait_ready(url: str) -> None:
-    probe = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)"
-    ran = until_ok(host.name, ["python3", "-c", probe, f"{url}/-/ready"], 60.0, 2.0)
+def _tls(m: dict[str, Any]) -> None:
+    """roles/monitoring/tasks/tls.yml: the monitoring services' own certificate and their web
+    configuration (SE-15); they read both again on every connection, so neither restarts them."""
+    t = m["tls"]
+    files.directory(name="Create the directory of the monitoring services' configuration",
+                    path=str(PurePosixPath(t["web_config"]).parent), user="root", group="root",
+                    mode="755")
+    files.directory(name="Create the monitoring services' TLS directory", path=t["dir"],
+                    user="root", group="prometheus", mode="750")
+    tls.certificate(list(m["tls_names"]), t["service"], "prometheus", service=t["service"],
+                    trust=t["trust"], cert=t["cert"], key=t["key"])
+    put_rendered("monitoring/web.yml.j2", {ROLE: m}, t["web_config"], group="prometheus",
+                 mode="640")
+
+
+#: Asks Prometheus whether it is ready, presenting the host's monitoring certificate (SE-15).
+READY_PROBE = """import ssl, sys, urllib.request
+context = ssl.create_default_context(cafile=sys.argv[2])
+context.load_cert_chain(sys.argv[3], sys.argv[4])
+urllib.request.urlopen(sys.argv[1], timeout=5, context=context)"""
+
+
+def _wait_ready(url: str, tls_files: dict[str, str]) -> None:
+    ran = until_ok(host.name, ["python3", "-c", READY_PROBE, f"{url}/-/ready",
+                               tls_files["trust"], tls_files["cert"], tls_files["key"]],
+                   60.0, 2.0)
     if not ran.ok:
         raise DeployError(f"{host.name}: Prometheus is not ready at {url} after 60 s: "
                           f"{ran.said}. See `journalctl -u prometheus`.")
@@ -104,6 +124,8 @@ def monitoring() -> None:
         ops += exporter_ops
     if m["is_monitoring_host"]:
         ops += _prometheus(m, s)
+    if m["units"]:
+        _tls(m)
     # roles/monitoring/tasks/service.yml
     for unit in m["units"]:
         dropin = f"{SYSTEMD_UNIT_DIR}/{unit['name']}.service.d"
@@ -129,4 +151,4 @@ def monitoring() -> None:
                         restart_files=unit["restart_files"])
     if m["is_monitoring_host"] and will_change(*ops, *started):
         python.call(name="Wait until Prometheus is ready to serve queries", function=_wait_ready,
-                    url=m["prometheus_url"])
+                    url=m["prometheus_url"], tls_files=m["tls"])

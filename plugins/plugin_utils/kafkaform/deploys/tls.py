@@ -25,22 +25,23 @@ def _pki_settings() -> dict[str, Any]:
     return {k: v for k, v in host_variables(host).items() if pki.reads(k)}
 
 
-def _issue(names: list[str], ou: str, rotation: str, *, dry_run: bool) -> pki.HostCertificate:
-    return pki.ensure_host(_pki_settings(), host.name, names, ou, dry_run=dry_run,
-                           keep_previous_ca=rotation == "trust", renew=rotation == "renew")
+def _issue(names: list[str], ou: str, service: str, rotation: str, *,
+           dry_run: bool) -> pki.HostCertificate:
+    return pki.ensure_host(_pki_settings(), host.name, names, ou, service=service,
+                           dry_run=dry_run, keep_previous_ca=rotation == "trust",
+                           renew=rotation == "renew")
 
 
-def _install(names: list[str], ou: str, rotation: str, targets: Mapping[str, str],
-             group: str) -> None:
+def _files(issued: pki.HostCertificate) -> dict[str, str]:
+    return {"trust": issued.trust, "cert": issued.cert, "key": issued.key,
+            "keystore": issued.keystore}
+
+
+def _install(names: list[str], ou: str, service: str, rotation: str,
+             targets: Mapping[str, str], group: str) -> None:
     """At execution time: issue the certificate, then copy the files whose content differs
     (root:<group> 0640)."""
-    issued = _issue(names, ou, rotation, dry_run=False)
-    _copy({"trust": issued.trust, "keystore": issued.keystore}, targets, group)
-
-
-def _install_trust(target: str, group: str) -> None:
-    """At execution time: make the CA current, then copy its trust bundle if it differs."""
-    _copy({"trust": pki.ensure_trust(_pki_settings())[0]}, {"trust": target}, group)
+    _copy(_files(_issue(names, ou, service, rotation, dry_run=False)), targets, group)
 
 
 def _copy(sources: Mapping[str, str], targets: Mapping[str, str], group: str) -> None:
@@ -57,34 +58,22 @@ def _copy(sources: Mapping[str, str], targets: Mapping[str, str], group: str) ->
             raise DeployError(f"{host.name}: {dest}: {ran.said}")
 
 
-def certificate(names: list[str], ou: str, group: str, *, trust: str,
-                keystore: str | None = None) -> bool:
-    """Install the cluster's trust bundle at ``trust`` and, when given, the host's keystore at
-    ``keystore`` (their directory must exist); returns whether either changes in this run."""
+def certificate(names: list[str], ou: str, group: str, *, service: str = "",
+                **targets: str) -> bool:
+    """Install the host's files, each kind at the path given for it (``trust``, ``cert``,
+    ``key``, ``keystore``; their directory must exist), from the certificate of the host or of
+    one of its ``service`` (``host_certificate``'s option); returns whether any changes in this
+    run."""
     rotation = str(host.data.get("kafkaform_tls_rotation_step") or "")
-    planned = _issue(names, ou, rotation, dry_run=True)
-    targets = {"trust": trust, **({"keystore": keystore} if keystore else {})}
-    sources = {"trust": planned.trust, "keystore": planned.keystore}
-    changes = planned.changed or any(
-        not Path(sources[kind]).is_file()
+    issued = _issue(names, ou, service, rotation, dry_run=True)
+    planned = _files(issued)
+    changes = issued.changed or any(
+        not Path(planned[kind]).is_file()
         or host.get_fact(Sha512File, path=dest)
-        != hashlib.sha512(Path(sources[kind]).read_bytes()).hexdigest()
+        != hashlib.sha512(Path(planned[kind]).read_bytes()).hexdigest()
         for kind, dest in targets.items())
     if changes:
         python.call(name=f"Issue the {ou} certificate of the host and install it with the "
-                         "cluster CA", function=_install, names=names, ou=ou, rotation=rotation,
-                    targets=targets, group=group)
-    return changes
-
-
-def trust_only(trust: str, group: str) -> bool:
-    """Install the cluster's trust bundle at ``trust`` for a host that checks certificates and
-    presents none (``host_certificate`` with ``certificate: false``); returns whether it changes
-    in this run."""
-    source, changes = pki.ensure_trust(_pki_settings(), dry_run=True)
-    changes = changes or not Path(source).is_file() or host.get_fact(
-        Sha512File, path=trust) != hashlib.sha512(Path(source).read_bytes()).hexdigest()
-    if changes:
-        python.call(name="Install the cluster's trust bundle", function=_install_trust,
-                    target=trust, group=group)
+                         "cluster CA", function=_install, names=names, ou=ou, service=service,
+                    rotation=rotation, targets=targets, group=group)
     return changes

@@ -1,12 +1,13 @@
-"""Monitoring checks (MO-05, MO-07, MO-09): exporters and the JVMs' metrics agents on the cluster
-address only, Prometheus scraping every target, Spark's master counting its workers and a running
-pipeline reporting its progress.
+"""Monitoring checks (MO-05, MO-07, MO-09, SE-15): exporters and the JVMs' metrics agents on the
+cluster address only, node exporter, Prometheus and Alertmanager over TLS answering only callers
+with a certificate from the cluster CA, Prometheus scraping every target, Spark's master counting
+its workers and a running pipeline reporting its progress.
 
     kafkaform verify -i inventory/lab --checks monitoring
 
 The targets, ports and addresses come from the monitoring role's context over the inventory
 (kafkaform.contexts.monitoring), never from constants here. Prometheus is asked through its HTTP
-API from its own host, as an operator's browser on the cluster network would.
+API from its own host, with the host's monitoring certificate, as an operator's curl would.
 """
 
 from __future__ import annotations
@@ -101,9 +102,59 @@ def test_prometheus_and_alertmanager_run_bound_to_the_cluster_address(
             assert_bound_to(node.name, node.host, port, context["address"])
 
 
+#: curl presenting the host's monitoring certificate, as Prometheus does: then the trust bundle,
+#: the certificate and the key (client_tls) and the URL.
+CLIENT_CURL = "curl -sf --cacert %s --cert %s --key %s %s"
+
+
+def client_tls(context: Mapping[str, Any]) -> tuple[str, str, str]:
+    tls = context["tls"]
+    return tls["trust"], tls["cert"], tls["key"]
+
+
 def api(node: Node, context: Mapping[str, Any], path: str) -> Any:
-    body = node.host.check_output("curl -sf %s%s", context["prometheus_url"], path)
+    body = node.host.check_output(CLIENT_CURL, *client_tls(context),
+                                  f"{context['prometheus_url']}{path}")
     return json.loads(body)["data"]
+
+
+def endpoints(node: Node, context: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The monitoring services of the host as (unit, URL of a page every caller may read)."""
+    found = []
+    if context["is_cluster_host"]:
+        found.append((NODE_EXPORTER, f"{context['address']}:{context['node_exporter_port']}"
+                                     "/metrics"))
+    if context["is_monitoring_host"]:
+        found += [(PROMETHEUS, f"{context['address']}:{context['prometheus_port']}/-/ready"),
+                  (ALERTMANAGER, f"{context['address']}:{context['alertmanager_port']}"
+                                 "/-/ready")]
+    return found
+
+
+def test_monitoring_services_answer_only_tls_callers_with_a_cluster_certificate(
+        platform_nodes: list[Node], nodes: Nodes, inventory: Inventory) -> None:
+    """SE-15: node exporter, Prometheus and Alertmanager speak TLS with a certificate of their
+    own (not the host's), and refuse plain HTTP and callers without a client certificate."""
+    visited = {node.name: node for node in [*platform_nodes, *nodes.group(MONITORING)]}
+    for node in visited.values():
+        context = expected(inventory, node.name)
+        tls = context["tls"]
+        subject = node.host.check_output("openssl x509 -noout -subject -nameopt RFC2253 -in %s",
+                                         tls["cert"])
+        assert f"OU={tls['service']}" in subject, f"{node.name}: {tls['cert']} is {subject}"
+        key = node.host.file(tls["key"])
+        assert (key.user, key.group, key.mode) == ("root", "prometheus", 0o640), (
+            f"{node.name}: {tls['key']} is {key.user}:{key.group} {oct(key.mode)}")
+        for unit, url in endpoints(node, context):
+            answered = node.host.run(f"{CLIENT_CURL} -o /dev/null", *client_tls(context),
+                                     f"https://{url}")
+            assert answered.rc == 0, f"{node.name}: {unit} refuses its client: {answered.stderr}"
+            anonymous = node.host.run("curl -sf -o /dev/null --cacert %s https://%s",
+                                      tls["trust"], url)
+            assert anonymous.rc != 0, f"{node.name}: {unit} answers a caller without certificate"
+            plain = node.host.check_output("curl -s -o /dev/null -w '%%{http_code}' http://%s",
+                                           url)
+            assert plain == "400", f"{node.name}: {unit} answers plain HTTP with {plain}"
 
 
 def test_jvm_metrics_agents_listen_on_the_cluster_address_only(
