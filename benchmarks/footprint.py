@@ -3,11 +3,11 @@
     .venv/bin/python benchmarks/footprint.py -i <inventory>
 
 For every host of the cluster model (the lab: ``-i inventory/lab``), reached with ``podman exec``:
-the container's memory (its cgroup's ``memory.current``: processes, page cache and kernel
-memory charged to it) and, beside it, each running service's share as systemd accounts it
-(``MemoryCurrent``), the largest first. Prints one line per host, then the total as
-``footprint N MB``. One reading, taken now: run it on a settled cluster (after a converge, with
-the pipeline running) to compare releases. Nothing is asserted.
+the container's memory (its cgroup's ``memory.current``, or ``memory.usage_in_bytes`` under
+cgroup v1: processes, page cache and kernel memory charged to it) and, beside it, each running
+service's resident memory (the processes of its control group), the largest first. Prints one
+line per host, then the total as ``footprint N MB``. One reading, taken now: run it on a settled
+cluster (after a converge, with the pipeline running) to compare releases. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -24,20 +24,36 @@ MB = 1024 * 1024
 SMALL_MB = 10
 
 
+#: The container's memory: cgroup v2's memory.current, else cgroup v1's usage (podman on a
+#: cgroup v1 machine); both count the page cache charged to the container.
+CONTAINER_MEMORY = ("cat /sys/fs/cgroup/memory.current 2>/dev/null "
+                    "|| cat /sys/fs/cgroup/memory/memory.usage_in_bytes")
+#: Each running service and the resident memory (KiB) of the processes of its control group;
+#: systemd's MemoryCurrent is not set under cgroup v1.
+SERVICE_RSS = r"""
+for unit in $(systemctl list-units --type=service --state=running --no-legend --plain \
+              | cut -d' ' -f1); do
+  group=$(systemctl show -p ControlGroup --value "$unit")
+  procs=/sys/fs/cgroup$group/cgroup.procs
+  [ -r "$procs" ] || procs=/sys/fs/cgroup/systemd$group/cgroup.procs
+  pids=$(paste -sd, "$procs" 2>/dev/null)
+  [ -n "$pids" ] && echo "$unit $(ps -o rss= -p "$pids" | awk '{s += $1} END {print s}')"
+done
+"""
+
+
 def container_bytes(container: str) -> int:
-    return int(sh(container, "cat /sys/fs/cgroup/memory.current").strip())
+    return int(sh(container, CONTAINER_MEMORY).strip())
 
 
 def service_bytes(container: str) -> dict[str, int]:
-    """Each running service's MemoryCurrent; services systemd does not account are left out."""
-    units = sh(container, "systemctl list-units --type=service --state=running --no-legend "
-                          "--plain | cut -d' ' -f1").split()
-    if not units:
-        return {}
-    shown = sh(container, "systemctl show -p MemoryCurrent --value " + " ".join(units))
-    values = [line for line in shown.splitlines() if line.strip()]  # one block per unit
-    return {unit.removesuffix(".service"): int(value)
-            for unit, value in zip(units, values, strict=True) if value.isdigit()}
+    """Each running service's resident memory, from the processes of its control group."""
+    found = {}
+    for line in sh(container, SERVICE_RSS).splitlines():
+        unit, _, kib = line.partition(" ")
+        if kib.strip().isdigit():
+            found[unit.removesuffix(".service")] = int(kib) * 1024
+    return found
 
 
 def main() -> int:
