@@ -89,7 +89,7 @@ WEB_CONFIG = "/etc/prometheus/web.yml"
 def tls_files() -> dict[str, str]:
     """Where the monitoring services of a host find their TLS files."""
     return {"dir": TLS_DIR, "trust": f"{TLS_DIR}/trust.pem", "cert": f"{TLS_DIR}/cert.pem",
-            "key": f"{TLS_DIR}/key.pem", "web_config": WEB_CONFIG, "service": TLS_SERVICE}
+            "key": f"{TLS_DIR}/key.pem", "web_config": WEB_CONFIG}
 
 
 def spark_targets(cluster: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -136,6 +136,7 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark": spark_targets(cluster),
         "tls": tls_files(),
         "tls_names": [host],
+        "tls_service": TLS_SERVICE,
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),

@@ -88,7 +88,7 @@ def _tls(m: dict[str, Any]) -> None:
                     mode="755")
     files.directory(name="Create the monitoring services' TLS directory", path=t["dir"],
                     user="root", group="prometheus", mode="750")
-    tls.certificate(list(m["tls_names"]), t["service"], "prometheus", service=t["service"],
+    tls.certificate(list(m["tls_names"]), m["tls_service"], "prometheus", service=m["tls_service"],
                     trust=t["trust"], cert=t["cert"], key=t["key"])
     put_rendered("monitoring/web.yml.j2", {ROLE: m}, t["web_config"], group="prometheus",
                  mode="640")

@@ -118,7 +118,7 @@ def api(node: Node, context: Mapping[str, Any], path: str) -> Any:
     return json.loads(body)["data"]
 
 
-def endpoints(node: Node, context: Mapping[str, Any]) -> list[tuple[str, str]]:
+def endpoints(context: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The monitoring services of the host as (unit, URL of a page every caller may read)."""
     found = []
     if context["is_cluster_host"]:
@@ -141,11 +141,11 @@ def test_monitoring_services_answer_only_tls_callers_with_a_cluster_certificate(
         tls = context["tls"]
         subject = node.host.check_output("openssl x509 -noout -subject -nameopt RFC2253 -in %s",
                                          tls["cert"])
-        assert f"OU={tls['service']}" in subject, f"{node.name}: {tls['cert']} is {subject}"
+        assert f"OU={context['tls_service']}" in subject, f"{node.name}: {tls['cert']} is {subject}"
         key = node.host.file(tls["key"])
         assert (key.user, key.group, key.mode) == ("root", "prometheus", 0o640), (
             f"{node.name}: {tls['key']} is {key.user}:{key.group} {oct(key.mode)}")
-        for unit, url in endpoints(node, context):
+        for unit, url in endpoints(context):
             answered = node.host.run(f"{CLIENT_CURL} -o /dev/null", *client_tls(context),
                                      f"https://{url}")
             assert answered.rc == 0, f"{node.name}: {unit} refuses its client: {answered.stderr}"
