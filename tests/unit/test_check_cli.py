@@ -63,6 +63,20 @@ def test_json_format_for_ci(tmp_path: Path) -> None:
     assert all(f["fix"] and f["hosts"] for f in report["findings"])
 
 
+def test_a_controller_group_is_read_and_refused(tmp_path: Path) -> None:
+    directory = bad_inventory(tmp_path)
+    inventory = yaml.safe_load((directory / "hosts.yml").read_text())
+    inventory["all"]["children"]["kafka_controller"] = {"hosts": {
+        f"kf-ctl{i}": {"kafka_node_id": 3000 + i, "rack": f"lab-{rack}"}
+        for i, rack in enumerate("aab", start=1)}}
+    (directory / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    result = kafkaform("check", "-i", str(directory), "--format", "json")
+    assert result.returncode == 1
+    found = {(f["rule"], tuple(f["hosts"])) for f in json.loads(result.stdout)["findings"]}
+    assert {("KR-03", ("kf-ctl1", "kf-ctl2")),
+            ("KR-05", ("kf-ctl1", "kf-ctl2", "kf-ctl3"))} <= found
+
+
 def test_missing_inventory_is_a_usage_error(tmp_path: Path) -> None:
     result = kafkaform("check", "-i", str(tmp_path / "nope"))
     assert result.returncode == 2

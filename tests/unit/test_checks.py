@@ -454,3 +454,74 @@ def valid_inventories(draw: st.DrawFn) -> tuple[Spec, dict[str, Any]]:
 def test_a_valid_inventory_stays_valid(inventory: tuple[Spec, dict[str, Any]]) -> None:
     spec, cluster = inventory
     assert errors_of(spec, cluster) == []
+
+
+# KRaft controllers: the quorum an inventory declares is checked like the ZooKeeper ensemble.
+def with_controllers(*racks: str) -> Spec:
+    """The lab-like inventory with one controller per rack given, c1 to cN, node ids 3001 up."""
+    spec = lab_like()
+    spec["kafka_controller"] = {f"c{i}": {"kafka_node_id": 3000 + i, "rack": rack}
+                                for i, rack in enumerate(racks, start=1)}
+    return spec
+
+
+def rules_and_hosts(spec: Spec,
+                    cluster: dict[str, Any] | None = None) -> list[tuple[str, set[str]]]:
+    """Each error as (rule, hosts named), leaving out KR-05, which every controller group gets."""
+    return [(f.rule, set(f.hosts)) for f in errors_of(spec, cluster) if f.rule != "KR-05"]
+
+
+def test_a_declared_quorum_is_refused_while_no_role_installs_controllers() -> None:
+    found = errors_of(with_controllers("a", "b", "c"))
+    assert [(f.rule, f.hosts) for f in found] == [("KR-05", ("c1", "c2", "c3"))]
+    assert "ZooKeeper mode only" in found[0].fix
+
+
+@pytest.mark.parametrize(("racks", "cluster", "expected"), [
+    (("a", "b", "c", "a"), {}, [("KR-01", {"c1", "c2", "c3", "c4"})]),
+    (("a",), {}, [("KR-01", {"c1"})]),
+    (("a",), {"kafkaform_allow_single_controller": True}, []),
+    (("a", "a", "b"), {}, [("KR-03", {"c1", "c2"})]),
+    (("a", "b", "c", "d", "e"), {}, []),
+])
+def test_controller_quorum_size_and_racks(racks: tuple[str, ...], cluster: dict[str, Any],
+                                          expected: list[tuple[str, set[str]]]) -> None:
+    assert rules_and_hosts(with_controllers(*racks), cluster) == expected
+
+
+def test_controller_node_ids_are_set_unique_and_apart_from_the_brokers() -> None:
+    spec = with_controllers("a", "b", "c")
+    spec["kafka_controller"]["c1"].pop("kafka_node_id")
+    spec["kafka_controller"]["c2"]["kafka_node_id"] = 3003
+    assert rules_and_hosts(spec) == [("KR-02", {"c1"}), ("KR-02", {"c2", "c3"})]
+
+    spec = with_controllers("a", "b", "c")
+    spec["kafka_controller"]["c3"]["kafka_node_id"] = 2
+    found = [f for f in errors_of(spec) if f.rule == "KR-02"]
+    assert [(f.hosts, f.message) for f in found] == [
+        (("c3", "k2"), "kafka_node_id 2 is also the kafka_broker_id of k2")]
+
+
+def test_combined_mode_needs_its_switch_and_keeps_the_brokers_own_id() -> None:
+    spec = lab_like()
+    spec["kafka_controller"] = {host: {"kafka_node_id": n, "rack": host_vars["rack"]}
+                                for (host, host_vars), n in
+                                zip(spec["kafka_broker"].items(), (1, 2, 3), strict=True)}
+    # k1 and k2 share rack a: the broker placement allows it, the quorum does not.
+    assert rules_and_hosts(spec) == [("KR-03", {"k1", "k2"}), ("KR-04", {"k1", "k2", "k3"})]
+    assert rules_and_hosts(spec, {"kafka_controller_combined": True}) == [
+        ("KR-03", {"k1", "k2"})]
+
+    spec["kafka_controller"]["k3"]["kafka_node_id"] = 3003
+    found = [f for f in errors_of(spec) if f.rule == "KR-02"]
+    assert [(f.hosts, f.fix) for f in found] == [(("k3",), "set kafka_node_id to 3 on this host")]
+
+
+def test_the_model_lists_controllers_by_node_id_and_marks_combined_hosts() -> None:
+    spec = with_controllers("a", "b", "c")
+    spec["kafka_controller"]["c1"]["kafka_node_id"] = 3009
+    spec["kafka_controller"]["k3"] = {"kafka_node_id": 3, "rack": "b", "ansible_host": "10.0.0.3"}
+    found = model.controllers(view_of(spec))
+    assert [(c.host, c.node_id, c.combined) for c in found] == [
+        ("k3", 3, True), ("c2", 3002, False), ("c3", 3003, False), ("c1", 3009, False)]
+    assert found[0].address == "10.0.0.3"

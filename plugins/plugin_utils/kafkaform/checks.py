@@ -65,24 +65,41 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
                           "the kafka_broker group needs a ZooKeeper ensemble, and the "
                           "zookeeper group is empty", "add 3 or 5 hosts to the zookeeper group")
         return
-    single_ok = as_bool(view.cluster_var("kafkaform_allow_single_zookeeper"))
-    large_ok = as_bool(view.cluster_var("kafkaform_allow_large_ensemble"))
-    if size == 1 and single_ok:
-        return
-    if size % 2 == 0:
-        yield Finding(cite("ZK-06"),
-                      f"the ensemble has {size} members; an even ensemble tolerates no "
-                      "more failures than one member fewer",
-                      f"use {size - 1} or {size + 1} members", tuple(members))
-    elif size == 1:
-        yield Finding(cite("ZK-06"), "a single ZooKeeper member is not fault tolerant",
-                      "use 3 or 5 members, or set kafkaform_allow_single_zookeeper: true for a "
-                      "development cluster", tuple(members))
-    elif size > 7 and not large_ok:
+    ensemble = Quorum("ensemble", "ensemble", "member", "ZooKeeper member",
+                      "kafkaform_allow_single_zookeeper")
+    yield from odd_quorum(view, members, ensemble, cite("ZK-06"))
+    if size > 7 and size % 2 and not as_bool(view.cluster_var("kafkaform_allow_large_ensemble")):
         yield Finding(cite("ZK-06"),
                       f"the ensemble has {size} members; more than 7 slows every write",
                       "use 5 or 7 members, or set kafkaform_allow_large_ensemble: true",
                       tuple(members))
+
+
+@dataclass(frozen=True)
+class Quorum:
+    """How findings name a quorum: "the {whole} has 4 {member}s; an even {short} ..."."""
+
+    whole: str
+    short: str
+    member: str
+    single: str
+    single_switch: str
+
+
+def odd_quorum(view: InventoryView, members: list[str], quorum: Quorum,
+               rule: str) -> Iterator[Finding]:
+    """A majority quorum of an even size tolerates no more failures than one member fewer, and a
+    single member none (unless the inventory's development switch allows it)."""
+    size = len(members)
+    if size % 2 == 0 and size:
+        yield Finding(rule,
+                      f"the {quorum.whole} has {size} {quorum.member}s; an even {quorum.short} "
+                      f"tolerates no more failures than one {quorum.member} fewer",
+                      f"use {size - 1} or {size + 1} {quorum.member}s", tuple(members))
+    elif size == 1 and not as_bool(view.cluster_var(quorum.single_switch)):
+        yield Finding(rule, f"a single {quorum.single} is not fault tolerant",
+                      f"use 3 or 5 {quorum.member}s, or set {quorum.single_switch}: true for a "
+                      "development cluster", tuple(members))
 
 
 def unique_ids(view: InventoryView, group: str, key: str, low: int, high: int | None,
@@ -114,6 +131,8 @@ def zookeeper_ids(view: InventoryView) -> Iterable[Finding]:
 
 #: Kafka's default reserved.broker.max.id: the ids above it are the ones brokers generate.
 RESERVED_BROKER_MAX_ID = 1000
+#: The highest node.id Kafka accepts (a 32-bit signed integer).
+MAX_NODE_ID = 2**31 - 1
 
 
 def broker_ids(view: InventoryView) -> Iterable[Finding]:
@@ -135,7 +154,12 @@ def racks_all_or_none(view: InventoryView) -> Iterator[Finding]:
 
 
 def no_rack_majority(view: InventoryView) -> Iterator[Finding]:
-    members = view.members(model.ZOOKEEPER)
+    return rack_majority(view, model.ZOOKEEPER, "ZooKeeper members", cite("ZK-07"))
+
+
+def rack_majority(view: InventoryView, group: str, what: str, rule: str) -> Iterator[Finding]:
+    """A rack holding a majority of a quorum's members takes the quorum with it when it fails."""
+    members = view.members(group)
     if len(members) < 2:
         return
     by_rack: dict[str, list[str]] = defaultdict(list)
@@ -146,11 +170,68 @@ def no_rack_majority(view: InventoryView) -> Iterator[Finding]:
     majority = len(members) // 2 + 1
     for rack, hosts in sorted(by_rack.items()):
         if len(hosts) >= majority:
-            yield Finding(cite("ZK-07"),
-                          f"rack {rack} holds {len(hosts)} of {len(members)} ZooKeeper "
-                          f"members, a majority: losing that rack loses the quorum",
+            yield Finding(rule,
+                          f"rack {rack} holds {len(hosts)} of {len(members)} {what}, a "
+                          f"majority: losing that rack loses the quorum",
                           f"move {len(hosts) - majority + 1} of them to other racks so no rack "
                           f"holds more than {majority - 1}", tuple(hosts))
+
+
+def controller_quorum_size(view: InventoryView) -> Iterator[Finding]:
+    return odd_quorum(view, view.members(model.KAFKA_CONTROLLER),
+                      Quorum("controller quorum", "quorum", "controller", "KRaft controller",
+                             "kafkaform_allow_single_controller"), cite("KR-01"))
+
+
+def controller_ids(view: InventoryView) -> Iterator[Finding]:
+    """Every controller has its own kafka_node_id, which no other host's broker id takes."""
+    # Controllers are not ZooKeeper-mode brokers: reserved.broker.max.id does not bound them.
+    yield from unique_ids(view, model.KAFKA_CONTROLLER, "kafka_node_id", 0, MAX_NODE_ID,
+                          cite("KR-02"))
+    broker_hosts: dict[int, list[str]] = defaultdict(list)
+    for host in view.members(model.KAFKA_BROKER):
+        if (broker_id := as_int(view.var(host, "kafka_broker_id"))) is not None:
+            broker_hosts[broker_id].append(host)
+    for controller in model.controllers(view):
+        # A combined host is one node: its own broker id is its node id.
+        own = as_int(view.var(controller.host, "kafka_broker_id"))
+        if controller.combined and own is not None and own != controller.node_id:
+            yield Finding(cite("KR-02"),
+                          f"kafka_node_id {controller.node_id} differs from kafka_broker_id {own}"
+                          " on a host that is both controller and broker (one node, one id)",
+                          f"set kafka_node_id to {own} on this host", (controller.host,))
+        others = [h for h in broker_hosts.get(controller.node_id, ()) if h != controller.host]
+        if others:
+            yield Finding(cite("KR-02"),
+                          f"kafka_node_id {controller.node_id} is also the kafka_broker_id of "
+                          f"{', '.join(others)}",
+                          "give the controller a kafka_node_id no broker uses",
+                          (controller.host, *others))
+
+
+def controller_racks(view: InventoryView) -> Iterator[Finding]:
+    return rack_majority(view, model.KAFKA_CONTROLLER, "KRaft controllers", cite("KR-03"))
+
+
+def combined_mode(view: InventoryView) -> Iterator[Finding]:
+    if as_bool(view.cluster_var("kafka_controller_combined")):
+        return
+    brokers = set(view.members(model.KAFKA_BROKER))
+    both = [h for h in view.members(model.KAFKA_CONTROLLER) if h in brokers]
+    if both:
+        yield Finding(cite("KR-04"), "runs both a KRaft controller and a broker (combined mode)",
+                      "give the controllers hosts of their own, or set kafka_controller_combined: "
+                      "true for a small or development cluster", tuple(both))
+
+
+def controllers_installed(view: InventoryView) -> Iterator[Finding]:
+    controllers = view.members(model.KAFKA_CONTROLLER)
+    if controllers:
+        yield Finding(cite("KR-05"),
+                      "the kafka_controller group declares KRaft controllers, which no role of "
+                      "this release installs: the run would build a ZooKeeper-mode cluster "
+                      "without them", "remove the kafka_controller group; this release runs "
+                      "Kafka in ZooKeeper mode only", tuple(controllers))
 
 
 def brokers_span_racks(view: InventoryView) -> Iterator[Finding]:
@@ -654,6 +735,11 @@ RULES: tuple[Rule, ...] = (
     broker_ids,
     racks_all_or_none,
     no_rack_majority,
+    controller_quorum_size,
+    controller_ids,
+    controller_racks,
+    combined_mode,
+    controllers_installed,
     brokers_span_racks,
     replication,
     spark_needs_master,

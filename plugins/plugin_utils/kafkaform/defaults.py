@@ -34,6 +34,11 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     "kafkaform_allow_single_zookeeper": False,
     # Allow more than 7 ZooKeeper members (write latency grows with every member). ZK-06
     "kafkaform_allow_large_ensemble": False,
+    # Development only: allow a single KRaft controller (no fault tolerance at all). KR-01
+    "kafkaform_allow_single_controller": False,
+    # Allow a host to be both a KRaft controller and a broker (combined mode): the broker's load
+    # then delays the quorum, so keep it to small and development clusters. KR-04
+    "kafka_controller_combined": False,
     # Where the cluster's generated secrets and its CA live on the control node, one directory
     # per cluster (0700). Keep it out of the repository and back it up. kafkaform.secrets
     "kafkaform_secrets_dir": "~/.kafkaform/secrets",
@@ -64,7 +69,7 @@ ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_
 #: Inventory and run inputs that are neither cluster settings nor role inputs: the model's per-host
 #: keys and the playbooks' own switches.
 OTHER_INPUTS = frozenset({
-    "zookeeper_id", "kafka_broker_id", "kafka_topics", "kafka_users", "kafka_acls",
+    "zookeeper_id", "kafka_broker_id", "kafka_node_id", "kafka_topics", "kafka_users", "kafka_acls",
     "kafkaform_secrets", "kafkaform_apache_mirror_url", "kafkaform_tls_rotation",
 })
 

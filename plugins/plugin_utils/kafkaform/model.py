@@ -22,6 +22,9 @@ SPARK_WORKER = "spark_worker"
 GROUPS = (ZOOKEEPER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
 #: The hosts that run Prometheus and Alertmanager for the platform (not members of its clusters).
 MONITORING = "monitoring"
+#: The KRaft controllers: the metadata quorum that replaces ZooKeeper (the KR rules). The preflight
+#: checks the quorum an inventory declares; no role installs a controller yet (KR-05).
+KAFKA_CONTROLLER = "kafka_controller"
 
 #: Purposes a declared data disk may serve (os_tuning_data_disks[].purpose).
 KAFKA_LOG_DIR = "kafka_log_dir"
@@ -171,6 +174,18 @@ def port_clashes(named_ports: Iterable[tuple[str, int]]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Controller:
+    """A KRaft controller: a member of the metadata quorum, named by its node id (KR-02)."""
+
+    host: str
+    address: str
+    node_id: int
+    rack: str | None
+    #: Also a broker of the cluster (KRaft's combined mode, an explicit opt-in: KR-04).
+    combined: bool = False
+
+
+@dataclass(frozen=True)
 class SparkNode:
     host: str
     address: str
@@ -307,6 +322,15 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
             metrics_port=metrics_port(view, host, "zookeeper"),
         ))
     return tuple(sorted(members, key=lambda m: m.id))
+
+
+def controllers(view: InventoryView) -> tuple[Controller, ...]:
+    """The KRaft controllers, by node id; hosts without a valid kafka_node_id are left out here."""
+    brokers = set(view.members(KAFKA_BROKER))
+    found = [Controller(host, address(view, host), node_id, rack_of(view, host), host in brokers)
+             for host in view.members(KAFKA_CONTROLLER)
+             if (node_id := as_int(view.var(host, "kafka_node_id"))) is not None]
+    return tuple(sorted(found, key=lambda c: c.node_id))
 
 
 def metrics_port(view: InventoryView, host: str, role: str) -> int | None:

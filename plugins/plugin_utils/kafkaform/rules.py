@@ -21,6 +21,7 @@ from pathlib import Path
 PREFIXES: dict[str, str] = {
     "ZK": "ZooKeeper ensemble",
     "KB": "Kafka brokers",
+    "KR": "KRaft controllers",
     "RA": "Racks and placement",
     "TR": "Topics and replication",
     "CL": "Kafka clients (the pipeline's producer and consumer)",
@@ -263,6 +264,40 @@ CATALOGUE: tuple[Rule, ...] = (
          "Nothing to set: templates/kafka_broker/log4j.properties.j2 writes them to "
          "kafka_broker_log_dir.",
          DOCUMENTED_ONLY),
+    # KRaft controllers
+    Rule("KR-01", "The KRaft controller quorum has an odd number of controllers, 3 or more",
+         "The quorum needs a majority of its controllers to elect the active controller and "
+         "commit metadata: an even quorum tolerates no more failures than one controller fewer, "
+         "and a single controller none.",
+         "Put 3 or 5 hosts in the kafka_controller group (a single one only with "
+         "kafkaform_allow_single_controller: true, for development).",
+         (PREFLIGHT,)),
+    Rule("KR-02", "Every controller has its own kafka_node_id, which no broker's id takes",
+         "Brokers and controllers share one space of node ids: the quorum voters and, while a "
+         "ZooKeeper-mode cluster migrates, the brokers' registrations name nodes by it. A "
+         "controller with a broker's id makes two nodes one.",
+         "Set kafka_node_id, a non-negative integer, in each controller's host_vars, different "
+         "from every other controller's and every broker's kafka_broker_id (it is never "
+         "defaulted; ids from 3000 up keep the controllers apart from the brokers).",
+         (PREFLIGHT,)),
+    Rule("KR-03", "No rack holds a majority of the controllers",
+         "Losing a rack that holds a majority of the controllers loses the quorum, and with it "
+         "every metadata change of the cluster.",
+         "Spread the controllers over the racks so no rack holds more than half of them (in a "
+         "cloud: at least 3 availability zones).",
+         (PREFLIGHT,)),
+    Rule("KR-04", "A host runs both a controller and a broker only by explicit choice",
+         "In combined mode the broker's load and restarts reach the metadata quorum, and the two "
+         "cannot be rolled or scaled apart; Kafka's documentation keeps it for small and "
+         "development clusters.",
+         "Give the controllers hosts of their own, or set kafka_controller_combined: true.",
+         (PREFLIGHT,)),
+    Rule("KR-05", "Controllers are declared only where kafkaform installs them",
+         "This release checks the controller quorum an inventory declares but installs no "
+         "controller: a run would build a ZooKeeper-mode cluster and leave the declared "
+         "controllers out, silently.",
+         "Remove the kafka_controller group; this release runs Kafka in ZooKeeper mode only.",
+         (PREFLIGHT,)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "
