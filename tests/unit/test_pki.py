@@ -514,6 +514,8 @@ def test_a_service_certificate_has_its_own_key_and_leaves_the_host_certificate(
     assert exporter.subject == f"CN={HOST},OU=monitoring,O=demo"
     assert exporter.trust == broker.trust
     assert oct(Path(exporter.key).stat().st_mode & 0o777) == oct(0o600)
+    assert exporter.keystore == ""  # it reads PEM files
+    assert sorted(p.name for p in Path(exporter.cert).parent.iterdir()) == ["cert.pem", "key.pem"]
     assert oct(Path(exporter.cert).parent.stat().st_mode & 0o777) == oct(0o700)
     assert {k: v for k, v in snapshot(pki(tmp_path) / "hosts" / HOST).items()
             if not k.startswith("monitoring/")} == before

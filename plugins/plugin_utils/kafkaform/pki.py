@@ -620,7 +620,8 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
 
     ``service``: a certificate and key of their own for one service of the host, kept apart
     from the host's (``hosts/<host>/<service>/``), for a service that runs as another user and
-    must not hold the key of the host's main service (node exporter beside a broker).
+    must not hold the key of the host's main service (node exporter beside a broker). Such a
+    service reads PEM files: it gets no keystore (``keystore`` is "").
 
     ``keep_previous_ca``: during a CA rotation, a certificate the previous CA issued is kept as
     long as it is otherwise current, so the run that spreads the new trust bundle reissues
@@ -632,6 +633,7 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
     moment = _now(now)
     pki = _pki_dir(variables, create=not dry_run)
     files = _HostFiles(pki / "hosts" / host / service if service else pki / "hosts" / host)
+    with_keystore = not service
     subject = _subject(host, ou, settings.cluster)
     with _locked(pki, exclusive=not dry_run):
         ca = _current_ca(pki, settings, moment, write=not dry_run)
@@ -653,12 +655,14 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
                 _mkdir(files.dir)
                 # Keystore first, certificate last: an interrupted run finds the old
                 # certificate with a mismatching key, and reissues.
-                _write(files.keystore, _keystore(host, key, cert, ca, password), _PRIVATE)
+                if with_keystore:
+                    _write(files.keystore, _keystore(host, key, cert, ca, password), _PRIVATE)
                 _write(files.key, _key_pem(key), _PRIVATE)
                 _write(files.cert, _pem(cert, *ca.chain), _PUBLIC)
         else:
             cert = current.cert
-            reason = _keystore_reason(current.keystore, host, current.key, cert, issuer, password)
+            reason = _keystore_reason(current.keystore, host, current.key, cert, issuer,
+                                      password) if with_keystore else ""
             if reason and not dry_run:
                 _write(files.keystore, _keystore(host, current.key, cert, issuer, password),
                        _PRIVATE)
@@ -670,7 +674,7 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
         trust=str(pki / "trust.pem"),
         cert=str(files.cert),
         key=str(files.key),
-        keystore=str(files.keystore),
+        keystore=str(files.keystore) if with_keystore else "",
         not_after=cert.not_valid_after_utc.isoformat(),
         subject=cert.subject.rfc4514_string(),
     )
