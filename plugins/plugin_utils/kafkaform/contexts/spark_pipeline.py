@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
@@ -33,6 +34,16 @@ _INTERVAL = re.compile(r"^\d+ (milliseconds?|seconds?|minutes?)$")
 #: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py`` (and
 #: ``<code_dir>/kafkaform/template_filters.py``, the one module of kafkaform they import).
 MODULE_DIR = "kafkaform/pipeline"
+
+
+def job_modules(code_dir: str) -> list[dict[str, str]]:
+    """The job's modules as they are in this package, each with its path on the driver host:
+    the package kafkaform.pipeline and the one module of kafkaform it imports (standard library
+    only), under ``code_dir`` as they are under the package's parent."""
+    package = Path(__file__).resolve().parents[1]
+    found = sorted([*(package / "pipeline").glob("*.py"), package / "template_filters.py"])
+    return [{"src": str(path), "dest": f"{code_dir}/{path.relative_to(package.parent)}"}
+            for path in found]
 
 
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
@@ -139,6 +150,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "home_dir": home_dir,
         "code_dir": code_dir,
         "module_dir": f"{code_dir}/{MODULE_DIR}",
+        "modules": job_modules(code_dir),
         "conf_dir": conf_dir,
         "config_file": config_file,
         "data_dir": data_dir,

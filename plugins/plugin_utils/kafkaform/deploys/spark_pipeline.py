@@ -21,7 +21,6 @@ from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.spark_pipeline import spark_pipeline_context
 from ..defaults import role_options
 from ..model import SPARK_MASTER
-from ..paths import collection_root
 from . import tls
 from .base import (
     cluster,
@@ -50,15 +49,6 @@ sys.exit(0 if len(running) == 1 else f"{name}: {len(running)} RUNNING")
 """
 
 
-def _modules() -> list[tuple[str, str]]:
-    """The job's modules as the role installs them: the package kafkaform.pipeline and the one
-    module of kafkaform it imports, each with its path below the code directory."""
-    root = collection_root() / "plugins" / "plugin_utils"
-    found = sorted([*(root / "kafkaform" / "pipeline").glob("*.py"),
-                    root / "kafkaform" / "template_filters.py"])
-    return [(str(path), str(path.relative_to(root))) for path in found]
-
-
 def settings() -> dict[str, Any]:
     """``spark_pipeline_settings`` of roles/spark_pipeline/vars/main.yml: the role's inputs and
     the spark_node settings the inventory gives."""
@@ -78,9 +68,9 @@ def _install(job: dict[str, Any]) -> tuple[list[Any], bool]:
                        (job["conf_dir"], "750")):
         files.directory(name=f"Create {path}", path=path, user="root", group=group, mode=mode)
     ops = [put_content("", f"{job['code_dir']}/kafkaform/__init__.py")]
-    ops += [files.put(name=f"Install {relative}", src=source,
-                      dest=f"{job['code_dir']}/{relative}", user="root", group="root", mode="644")
-            for source, relative in _modules()]
+    ops += [files.put(name=f"Install {module['dest']}", src=module["src"], dest=module["dest"],
+                      user="root", group="root", mode="644")
+            for module in job["modules"]]
     rendered = {ROLE: job}
     ops.append(put_rendered("spark_pipeline/pipeline.properties.j2", rendered,
                             job["config_file"], group=group, mode="640"))

@@ -1,0 +1,173 @@
+"""kafkaform.platform.install_files: several files in one call to the host, written only where
+their content, owner, group or mode differ; the logic on its own, then the task through
+ansible-playbook on this machine."""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import pwd
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / ".collections"))
+from ansible_collections.kafkaform.platform.plugins.module_utils.install_files import (  # noqa: E402
+    install,
+)
+
+OWNER = pwd.getpwuid(os.getuid()).pw_name
+GROUP = grp.getgrgid(os.getgid()).gr_name
+
+
+def spec(dest: Path, content: bytes, mode: str = "0640") -> dict[str, Any]:
+    return {"dest": str(dest), "content": content, "owner": OWNER, "group": GROUP, "mode": mode}
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_writes_missing_files_then_changes_nothing(tmp_path: Path) -> None:
+    files = [spec(tmp_path / "a.pem", b"cert\n"), spec(tmp_path / "k.p12", b"\0\x01binary")]
+    first = install(files)
+    assert first["changed"]
+    assert [f["changes"] for f in first["files"]] == [["content"], ["content"]]
+    assert (tmp_path / "k.p12").read_bytes() == b"\0\x01binary"
+    assert mode_of(tmp_path / "a.pem") == 0o640
+    before = (tmp_path / "a.pem").stat().st_mtime_ns
+    second = install(files)
+    assert not second["changed"]
+    assert (tmp_path / "a.pem").stat().st_mtime_ns == before
+    # Nothing but the two files: the temporary file was renamed over the destination.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pem", "k.p12"]
+
+
+def test_fixes_only_the_mode_of_a_file_with_the_right_content(tmp_path: Path) -> None:
+    path = tmp_path / "key.pem"
+    path.write_bytes(b"key\n")
+    path.chmod(0o644)
+    inode = path.stat().st_ino
+    result = install([spec(path, b"key\n", mode="0600")])
+    assert result["files"][0]["changes"] == ["mode"]
+    assert mode_of(path) == 0o600
+    assert path.stat().st_ino == inode
+
+
+def test_a_changed_file_is_replaced_with_its_mode_already_set(tmp_path: Path) -> None:
+    path = tmp_path / "key.pem"
+    path.write_bytes(b"old key\n")
+    path.chmod(0o644)
+    install([spec(path, b"new key\n", mode="0600")])
+    assert path.read_bytes() == b"new key\n"
+    assert mode_of(path) == 0o600
+
+
+def test_check_mode_reports_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "job.py"
+    path.write_bytes(b"print(1)\n")
+    result = install([spec(path, b"print(2)\n"), spec(tmp_path / "new.py", b"x\n")],
+                     check_mode=True, want_diff=True)
+    assert result["changed"]
+    assert path.read_bytes() == b"print(1)\n"
+    assert not (tmp_path / "new.py").exists()
+    assert result["diff"][0]["before"] == "print(1)\n"
+    assert result["diff"][0]["after"] == "print(2)\n"
+    assert result["diff"][1]["before_header"] == "(absent)"
+
+
+def test_binary_content_gets_no_text_diff(tmp_path: Path) -> None:
+    result = install([spec(tmp_path / "k.p12", b"\0\x02")], want_diff=True)
+    assert "binary" in result["diff"][0]["after"]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("owner", "no-such-user-kf", "owner 'no-such-user-kf' does not exist"),
+    ("group", "no-such-group-kf", "group 'no-such-group-kf' does not exist"),
+    ("mode", "rw-r", "mode 'rw-r' is not an octal number"),
+    ("dest", "/nonexistent-kf/dir/file", "its directory does not exist"),
+])
+def test_bad_input_names_the_file_and_the_fix(tmp_path: Path, field: str, value: str,
+                                              message: str) -> None:
+    item = {**spec(tmp_path / "f", b"x"), field: value}
+    with pytest.raises(ValueError, match=message):
+        install([item])
+    assert not (tmp_path / "f").exists()
+
+
+def run_task(tmp_path: Path, task: dict[str, Any], *flags: str) -> dict[str, Any]:
+    """The task on this machine through ansible-playbook; its registered result."""
+    playbook = tmp_path / "play.yml"
+    result_file = tmp_path / "result.json"
+    playbook.write_text(json.dumps([{
+        "hosts": "localhost", "gather_facts": False, "connection": "local",
+        "tasks": [{**task, "register": "installed"},
+                  {"ansible.builtin.copy": {"content": "{{ installed | to_json }}",
+                                            "dest": str(result_file)},
+                   "check_mode": False, "diff": False}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", PATH=f"{BIN}:{os.environ['PATH']}")
+    run = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", str(playbook),
+                          "-e", f"ansible_python_interpreter={sys.executable}", *flags],
+                         capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return dict(json.loads(result_file.read_text()))
+
+
+def test_the_task_installs_sources_and_content_in_one_call(tmp_path: Path) -> None:
+    source = tmp_path / "keystore.p12"
+    source.write_bytes(bytes(range(256)))
+    target = tmp_path / "host"
+    target.mkdir()
+    task = {"kafkaform.platform.install_files": {
+        "owner": OWNER, "group": GROUP, "mode": "0640",
+        "files": [{"src": str(source), "dest": str(target / "keystore.p12")},
+                  {"content": "", "dest": str(target / "__init__.py"), "mode": "0644"}]}}
+    dry = run_task(tmp_path, task, "--check")
+    assert dry["changed"] and not any(target.iterdir())
+    first = run_task(tmp_path, task)
+    assert first["changed"]
+    assert (target / "keystore.p12").read_bytes() == bytes(range(256))
+    assert mode_of(target / "keystore.p12") == 0o640
+    assert mode_of(target / "__init__.py") == 0o644
+    assert not run_task(tmp_path, task)["changed"]
+
+
+def test_a_task_with_a_missing_source_fails_naming_it(tmp_path: Path) -> None:
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False,
+                                     "connection": "local", "tasks": [
+        {"kafkaform.platform.install_files": {
+            "files": [{"src": str(tmp_path / "absent.pem"), "dest": str(tmp_path / "x")}]}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=f"{BIN}:{os.environ['PATH']}")
+    run = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", str(playbook)],
+                         capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+    assert run.returncode != 0
+    assert "absent.pem" in run.stdout
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_template_renders_as_the_template_module_renders_it(tmp_path: Path) -> None:
+    template = tmp_path / "server.properties.j2"
+    template.write_text("# {{ name }}\n{% for n in range(2) %}\nid.{{ n }}={{ ident }}\n"
+                        "{% endfor %}\nlast=line\n\n")
+    target = tmp_path / "host"
+    target.mkdir()
+    common = {"owner": OWNER, "group": GROUP}
+    run_task(tmp_path, {"ansible.builtin.template": {
+        "src": str(template), "dest": str(target / "by-template"), **common},
+        "vars": {"name": "broker", "ident": 7}})
+    run_task(tmp_path, {"kafkaform.platform.install_files": {
+        **common, "files": [{"template": str(template), "dest": str(target / "by-install"),
+                             "vars": {"ident": 7}}]},
+        "vars": {"name": "broker"}})
+    assert (target / "by-install").read_bytes() == (target / "by-template").read_bytes()
+    assert b"id.1=7\n" in (target / "by-install").read_bytes()
