@@ -11,7 +11,9 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import shlex
 import stat
+import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -70,9 +72,32 @@ def _diff(dest: str, before: bytes | None, after: bytes) -> dict[str, str]:
             "before": old, "after": new}
 
 
-def _write(dest: str, data: bytes, mode: int, uid: int, gid: int) -> None:
-    """Write beside the file, set its owner and mode, then rename it over the old one: a reader
-    never sees half a file or a key with loose permissions."""
+def _validated(dest: str, validate: str | None) -> list[str] | None:
+    """The argument vector of a file's ``validate`` command, checked before anything is written."""
+    if validate is None:
+        return None
+    if "%s" not in validate:
+        raise ValueError(f"{dest}: validate {validate!r} must contain %s, the new file's path")
+    return shlex.split(validate)
+
+
+def _check(dest: str, argv: list[str], temporary: str) -> None:
+    """Run the validate command on the new file; refuse it, naming the command and its output."""
+    command = [word.replace("%s", temporary) for word in argv]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as error:
+        raise ValueError(f"{dest}: cannot run validate command {command[0]!r}: {error}") from None
+    if run.returncode != 0:
+        output = (run.stderr or run.stdout).strip()[-2000:]
+        raise ValueError(f"{dest}: the new content fails `{shlex.join(argv)}` (exit "
+                         f"{run.returncode}), so the file was left as it was: {output}")
+
+
+def _write(dest: str, data: bytes, mode: int, uid: int, gid: int,
+           validate: list[str] | None = None) -> None:
+    """Write beside the file, set its owner and mode, validate it, then rename it over the old
+    one: a reader never sees half a file, a key with loose permissions or a refused file."""
     directory = os.path.dirname(dest) or "."
     descriptor, temporary = tempfile.mkstemp(prefix=".kafkaform-", dir=directory)
     try:
@@ -80,6 +105,8 @@ def _write(dest: str, data: bytes, mode: int, uid: int, gid: int) -> None:
             handle.write(data)
         os.chown(temporary, uid, gid)
         os.chmod(temporary, mode)
+        if validate is not None:
+            _check(dest, validate, temporary)
         os.replace(temporary, dest)
     except BaseException:
         if os.path.exists(temporary):
@@ -89,13 +116,15 @@ def _write(dest: str, data: bytes, mode: int, uid: int, gid: int) -> None:
 
 def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
             want_diff: bool = False) -> dict[str, Any]:
-    """Install each of ``files`` (``dest``, ``content`` as bytes, ``owner``, ``group`` and
-    ``mode`` as an octal string or its number); in check mode, only tell what would change.
+    """Install each of ``files`` (``dest``, ``content`` as bytes, ``owner``, ``group``,
+    ``mode`` as an octal string or its number, and optionally ``validate``: a command with ``%s``
+    that must accept a changed content before it replaces the file); in check mode, only tell
+    what would change (as ansible.builtin.template, without validating).
 
     Returns ``changed``, ``files`` (each ``dest`` with what changed: ``content``, ``owner``,
-    ``group``, ``mode``) and, with ``want_diff``, ``diff`` (one entry a changed content).
-    Raises ValueError naming the file and the reason on an unknown owner or group, a bad mode or
-    a missing directory.
+    ``group``, ``mode``) and, with ``want_diff``, ``diff`` (one entry per changed content).
+    Raises ValueError naming the file and the reason on an unknown owner or group, a bad mode, a
+    missing directory or a content its validate command refuses.
     """
     reports: list[dict[str, Any]] = []
     diffs: list[dict[str, str]] = []
@@ -103,6 +132,7 @@ def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
         dest = str(item["dest"])
         data: bytes = item["content"]
         mode = _mode(dest, item["mode"])
+        validate = _validated(dest, item.get("validate"))
         uid, gid = _ids(str(item["owner"]), str(item["group"]))
         if not os.path.isdir(os.path.dirname(dest) or "."):
             raise ValueError(f"{dest}: its directory does not exist; create it first")
@@ -113,7 +143,7 @@ def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
             if want_diff:
                 diffs.append(_diff(dest, before, data))
             if not check_mode:
-                _write(dest, data, mode, uid, gid)
+                _write(dest, data, mode, uid, gid, validate)
         else:
             status = os.lstat(dest)
             if status.st_uid != uid:

@@ -29,10 +29,14 @@ options:
         type: path
         required: true
       src:
-        description: A file on the control node to install; exclusive with O(files[].content).
+        description:
+          - A file on the control node to install; exclusive with O(files[].content),
+            O(files[].template) and O(files[].content_base64).
         type: path
       content:
-        description: The text to install; exclusive with O(files[].src).
+        description:
+          - The text to install; exclusive with O(files[].src), O(files[].template) and
+            O(files[].content_base64).
         type: str
       template:
         description:
@@ -60,6 +64,13 @@ options:
       mode:
         description: Octal mode of the file, such as V("0640"); O(mode) when not given.
         type: raw
+      validate:
+        description:
+          - A command that must accept a changed content before it replaces the file, run on the
+            host without a shell; V(%s) stands for the new file's path, as in
+            M(ansible.builtin.template). The file is left as it was when the command fails.
+          - Not run in check mode, as M(ansible.builtin.template) does not.
+        type: str
   owner:
     description: Owner of every file that names none.
     type: str
@@ -117,6 +128,7 @@ FILE_SPEC = {
     "owner": {"type": "str"},
     "group": {"type": "str"},
     "mode": {"type": "raw"},
+    "validate": {"type": "str"},
 }
 ARGUMENT_SPEC = {
     "files": {"type": "list", "elements": "dict", "required": True, "options": FILE_SPEC,
@@ -142,7 +154,7 @@ def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     try:
-        files = [{"dest": item["dest"], "content": _content(item),
+        files = [{"dest": item["dest"], "content": _content(item), "validate": item["validate"],
                   **{key: item[key] or params[key] for key in ("owner", "group", "mode")}}
                  for item in params["files"]]
         result = install(files, check_mode=module.check_mode, want_diff=module._diff)

@@ -102,6 +102,38 @@ def test_bad_input_names_the_file_and_the_fix(tmp_path: Path, field: str, value:
     assert not (tmp_path / "f").exists()
 
 
+def test_validate_sees_the_new_content_before_it_replaces_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yml"
+    path.write_bytes(b"old: rules\n")
+    # grep accepts the new file only if it holds the new content, so the command saw it.
+    item = {**spec(path, b"groups: []\n"), "validate": "grep -q groups %s"}
+    assert install([item])["files"][0]["changes"] == ["content"]
+    assert path.read_bytes() == b"groups: []\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rules.yml"]
+
+
+def test_a_refused_content_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "prometheus.yml"
+    path.write_bytes(b"good: config\n")
+    path.chmod(0o640)
+    item = {**spec(path, b"broken\n"), "validate": "grep -q good: %s"}
+    refusal = r"prometheus.yml: the new content fails `grep -q good: %s` \(exit 1\), so the file"
+    with pytest.raises(ValueError, match=refusal):
+        install([item])
+    assert path.read_bytes() == b"good: config\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prometheus.yml"]
+    # Check mode reports the change and, as ansible.builtin.template, runs no validation.
+    assert install([item], check_mode=True)["changed"]
+    # An unchanged content is not validated again.
+    assert not install([{**spec(path, b"good: config\n"), "validate": "false %s"}])["changed"]
+
+
+def test_a_validate_command_without_the_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="must contain %s"):
+        install([{**spec(tmp_path / "f", b"x"), "validate": "promtool check rules"}])
+    assert not (tmp_path / "f").exists()
+
+
 def run_task(tmp_path: Path, task: dict[str, Any], *flags: str) -> dict[str, Any]:
     """The task on this machine through ansible-playbook; its registered result."""
     playbook = tmp_path / "play.yml"
