@@ -11,7 +11,10 @@ rate in records/s and pipeline / ConsumerPerformance as a ratio.
 
 Latency: with the service running, ``--latency-events`` events at ``--latency-rate``/s into the
 pipeline's topic; for each, Kafka's append time to the moment its Parquet file was written (the
-file's modification time); p50 and p99 in milliseconds.
+file's modification time); p50 and p99 in milliseconds. Measured in steady state: first
+``--warmup-seconds`` of the same rate, landed and audited, because a job (re)started a moment
+before (as the throughput run leaves it) still opens its consumers and compiles its code, and
+its first minute runs about twice as slow.
 
 Bounded: fixed record counts, every wait has a timeout; the scratch topic and directory are deleted.
 """
@@ -142,13 +145,15 @@ def throughput(master: str, broker: str, config: dict[str, str], records: int) -
     return {"records": records, "partitions": count, "consumer_records_per_s": round(best),
             "pipeline_records_per_s": round(pipeline), "ratio": round(pipeline / best, 3),
             "pipeline_batches": summary["batches"], "pipeline_batch_seconds": summary["seconds"],
-            "pipeline_wall_seconds_with_startup": round(wall, 1)}
+            "pipeline_wall_seconds_with_startup": round(wall, 1),
+            "pipeline_phases_ms": summary["phases_ms"]}
 
 
-def latency(master: str, events: int, rate: int) -> dict[str, Any]:
-    # Warm up: a (re)started service needs its executors before it lands anything; a small batch
-    # landed end to end means it runs, and a caught-up audit means no backlog in the figures.
-    sh(master, f"{TOOL} generate --count 200 --rate 200 2>/dev/null")
+def latency(master: str, events: int, rate: int, warmup_seconds: int) -> dict[str, Any]:
+    # Warm up at the measured rate; a caught-up audit means no backlog in the figures.
+    print(f"warming up: {warmup_seconds} s at {rate} events/s ...", flush=True)
+    sh(master, f"{TOOL} generate --count {max(rate * warmup_seconds, 200)} --rate {rate} "
+               "2>/dev/null")
     sh(master, f"{TOOL} audit --wait 300 2>/dev/null")
     since = int(time.time() * 1000)
     sh(master, f"{TOOL} generate --count {events} --rate {rate} 2>/dev/null")
@@ -166,6 +171,8 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--latency-events", type=int, default=5000)
     parser.add_argument("--latency-rate", type=int, default=500)
+    parser.add_argument("--warmup-seconds", type=int, default=60,
+                        help="traffic at the latency rate before measuring")
     parser.add_argument("--only", choices=("throughput", "latency"), help="measure one of the two")
     args = parser.parse_args()
     hosts = groups(args.inventory)
@@ -178,7 +185,7 @@ def main() -> int:
               f"{t['consumer_records_per_s']} records/s on {t['records']} records: "
               f"ratio {t['ratio']}", flush=True)
     if args.only != "throughput":
-        lat = latency(master, args.latency_events, args.latency_rate)
+        lat = latency(master, args.latency_events, args.latency_rate, args.warmup_seconds)
         print(json.dumps(lat), flush=True)
         print(f"end-to-end latency at {args.latency_rate} events/s (trigger "
               f"{config['trigger_interval']}): p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms "

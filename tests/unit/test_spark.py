@@ -107,6 +107,50 @@ def test_pipeline_settings_round_trip_through_the_properties_file(tmp_path: Path
                                      "bootstrap_servers": "a:9092"})
 
 
+class RecordingReader:
+    """Spark's DataStreamReader as kafka_source drives it: ``load`` returns the options set."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+        self.readStream = self
+
+    def format(self, name: str) -> RecordingReader:
+        self.seen["format"] = name
+        return self
+
+    def options(self, **values: str) -> RecordingReader:
+        self.seen.update(values)
+        return self
+
+    def option(self, key: str, value: Any) -> RecordingReader:
+        self.seen[key] = str(value)
+        return self
+
+    def load(self) -> dict[str, str]:
+        return self.seen
+
+
+def test_the_source_never_skips_data_and_does_not_idle_on_each_fetch() -> None:
+    from types import SimpleNamespace
+
+    from kafkaform.pipeline.job import kafka_source
+
+    config = SimpleNamespace(
+        kafka_options=lambda identity: {"kafka.security.protocol": "SASL_SSL",
+                                        "groupIdPrefix": f"kafkaform-x-{identity}"},
+        bootstrap_servers="a:9093,b:9093", topic="kf.events", max_offsets_per_trigger=1000)
+    options = kafka_source(RecordingReader(), config)
+    assert options["format"] == "kafka" and options["subscribe"] == "kf.events"
+    assert options["kafka.security.protocol"] == "SASL_SSL"
+    assert options["groupIdPrefix"] == "kafkaform-x-job"
+    # Exactly once: from the start of the topic, failing rather than skipping, committed only.
+    assert options["startingOffsets"] == "earliest"
+    assert options["failOnDataLoss"] == "true"
+    assert options["kafka.isolation.level"] == "read_committed"
+    # Latency: a fetch that finds nothing new returns well within a trigger interval.
+    assert int(options["kafka.fetch.max.wait.ms"]) <= 100
+
+
 def write_batch(directory: Path, batch: int, offsets: str, committed: bool) -> None:
     (directory / "offsets").mkdir(parents=True, exist_ok=True)
     (directory / "commits").mkdir(parents=True, exist_ok=True)
@@ -140,15 +184,19 @@ def test_available_now_summary_spans_every_query_batch() -> None:
 
     progress = [
         {"name": "events", "timestamp": "2026-11-21T10:00:00.000Z", "numInputRows": 600,
-         "durationMs": {"triggerExecution": 2000}},
+         "durationMs": {"triggerExecution": 2000, "addBatch": 1700, "walCommit": 100}},
         {"name": "quarantine", "timestamp": "2026-11-21T10:00:00.500Z", "numInputRows": 1000,
          "durationMs": {"triggerExecution": 1000}},
         {"name": "events", "timestamp": "2026-11-21T10:00:02.000Z", "numInputRows": 400,
-         "durationMs": {"triggerExecution": 1500}},
+         "durationMs": {"triggerExecution": 1500, "addBatch": 1200, "walCommit": 50}},
         {"name": "events", "timestamp": "2026-11-21T10:00:04.000Z", "numInputRows": 0,
          "durationMs": {"triggerExecution": 10}},  # an empty batch does not count
     ]
     summary = progress_summary(progress)
     assert summary["records"] == 1000 and summary["batches"] == 3
     assert summary["seconds"] == 3.5
+    # Where the time went, per query, over the batches that read records.
+    assert summary["phases_ms"] == {
+        "events": {"triggerExecution": 3500, "addBatch": 2900, "walCommit": 150},
+        "quarantine": {"triggerExecution": 1000}}
     assert progress_summary([])["records"] == 0

@@ -23,6 +23,14 @@ from typing import Any
 from kafkaform.pipeline.config import PipelineConfig
 from kafkaform.pipeline.events import CORRUPT_COLUMN, REQUIRED_FIELDS, SCHEMA_DDL
 
+#: How long a broker may hold a fetch that finds no new record (Kafka's default: 500 ms). Spark
+#: reuses a consumer per partition across micro-batches; the fetch the consumer sent ahead at the
+#: end of one task must return before the next task's seek can fetch, so each task of a batch
+#: waited the whole default on a quiet topic: 2.5 s of a 3 s batch of 1,500 records, mostly
+#: idle (BENCHMARKS.md). A consumer polls only inside a task, so a short wait costs nothing
+#: between batches.
+FETCH_MAX_WAIT_MS = 50
+
 
 def kafka_source(spark: Any, config: PipelineConfig) -> Any:
     """The topic as a stream: from the earliest offset, failing (never skipping) on lost data."""
@@ -35,6 +43,7 @@ def kafka_source(spark: Any, config: PipelineConfig) -> Any:
         .option("failOnDataLoss", "true")  # offsets gone before they were read stop the job
         .option("kafka.isolation.level", "read_committed")  # CL-05
         .option("maxOffsetsPerTrigger", config.max_offsets_per_trigger)
+        .option("kafka.fetch.max.wait.ms", str(FETCH_MAX_WAIT_MS))
         .load()
     )
 
@@ -106,7 +115,10 @@ def start(spark: Any, config: PipelineConfig, available_now: bool = False) -> li
 
 
 def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
-    """Records read and wall time over the micro-batches of all queries (``recentProgress``)."""
+    """Records read and wall time over the micro-batches of all queries (``recentProgress``), and
+    where each query's batches spent their time: the sum of each phase of ``durationMs``
+    (``addBatch`` reads, parses and writes; ``latestOffset`` asks Kafka for the end; ``walCommit``
+    and ``commitOffsets`` write the checkpoint)."""
     from datetime import datetime
 
     def instant(text: str) -> float:
@@ -114,14 +126,19 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
 
     batches = [p for p in progress if p.get("numInputRows", 0) > 0]
     if not batches:
-        return {"batches": 0, "records": 0, "seconds": 0.0}
+        return {"batches": 0, "records": 0, "seconds": 0.0, "phases_ms": {}}
     starts = [instant(p["timestamp"]) for p in batches]
     ends = [instant(p["timestamp"]) + p["durationMs"]["triggerExecution"] / 1000 for p in batches]
     by_query: dict[str, int] = {}
+    phases: dict[str, dict[str, int]] = {}
     for p in batches:
         by_query[p["name"]] = by_query.get(p["name"], 0) + int(p["numInputRows"])
+        spent = phases.setdefault(p["name"], {})
+        for phase, ms in p["durationMs"].items():
+            spent[phase] = spent.get(phase, 0) + int(ms)
     return {"batches": len(batches), "records": max(by_query.values()),
-            "records_by_query": by_query, "seconds": round(max(ends) - min(starts), 3)}
+            "records_by_query": by_query, "seconds": round(max(ends) - min(starts), 3),
+            "phases_ms": phases}
 
 
 def main(argv: list[str] | None = None) -> int:
