@@ -42,7 +42,7 @@ def _unit(name: str, *read_at_start: str, writes: Sequence[str] = (),
     directories it writes (its data) and the socket families it may open."""
     dropin = f"{SYSTEMD_UNIT_DIR}/{name}.service.d/kafkaform.conf"
     return {"name": name, "read_write_paths": list(writes), "address_families": list(families),
-            "restart_files": [*read_at_start, f"/etc/default/{name}", dropin]}
+            "dropin": dropin, "restart_files": [*read_at_start, f"/etc/default/{name}", dropin]}
 
 
 def node_targets(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -144,6 +144,9 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "is_cluster_host": cluster_host,
         "is_monitoring_host": monitoring_host,
         "units": units,
+        # Each unit's drop-in, as kafkaform.platform.install_files takes a templated file.
+        "dropin_files": [{"dest": unit["dropin"], "vars": {"monitoring_unit": unit}}
+                         for unit in units],
         "rules_dir": RULES_DIR,
         "rules_file": rules_file,
         "prometheus_port": prometheus_port,

@@ -275,7 +275,9 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             "read_write_paths": [home_dir, log_dir, shared_dir],
         })
     for daemon in daemons:
-        daemon["restart_files"] = [*read_at_start, f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"]
+        unit_file = f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"
+        daemon["unit_file"] = unit_file
+        daemon["restart_files"] = [*read_at_start, unit_file]
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
@@ -321,5 +323,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             "options": java_options,
         },
         "daemons": daemons,
+        # Each daemon's unit, as kafkaform.platform.install_files takes a templated file.
+        "unit_files": [{"dest": daemon["unit_file"], "vars": {"spark_daemon": daemon}}
+                       for daemon in daemons],
         "sandbox": sandbox(),
     }

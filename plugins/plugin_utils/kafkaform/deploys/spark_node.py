@@ -18,7 +18,6 @@ from pyinfra.api.host import Host
 from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
-from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.spark_node import spark_node_context
 from ..model import SPARK_MASTER, SPARK_WORKER
 from ..paths import role_dir
@@ -187,10 +186,9 @@ def _configure(node: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], list
         put_content(f"spark {s['spark_node_version']}\n", f"{conf}/release", group=group,
                     mode="640"),
     ]
-    units = [put_rendered("spark_node/spark-daemon.service.j2",
-                          {**rendered, "spark_daemon": daemon},
-                          f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service")
-             for daemon in node["daemons"]]
+    units = [put_rendered("spark_node/spark-daemon.service.j2", {**rendered, **unit["vars"]},
+                          unit["dest"])
+             for unit in node["unit_files"]]
     return ops + units, units, tls_changes
 
 
