@@ -131,8 +131,8 @@ def monitoring() -> None:
         dropin = f"{SYSTEMD_UNIT_DIR}/{unit['name']}.service.d"
         files.directory(name=f"Create {dropin}", path=dropin, user="root", group="root",
                         mode="755")
-    ops += [put_rendered("monitoring/hardening.conf.j2", {ROLE: m, **dropin["vars"]},
-                         dropin["dest"]) for dropin in m["dropin_files"]]
+    ops += [put_rendered("monitoring/hardening.conf.j2", {ROLE: m, **hardening["vars"]},
+                         hardening["dest"]) for hardening in m["dropin_files"]]
     if will_change(*ops, *job_ops):
         systemd.daemon_reload(name="Reload systemd for the monitoring units")
     started = [systemd.service(name=f"Enable and start {unit['name']}", service=unit["name"],
