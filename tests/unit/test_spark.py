@@ -83,6 +83,18 @@ def test_pipeline_reads_every_broker_and_writes_under_the_shared_dir() -> None:
     assert moved["master_state_url"] == "https://sm:8490/json/"
 
 
+def test_the_job_restarts_for_the_spark_node_files_spark_submit_reads() -> None:
+    """The driver reads the node's settings, keystore and connectors at submit (OP-03): a
+    changed secret, history server or release reaches it only through a restart."""
+    model = cluster()
+    job = spark_pipeline_context(model, "sm", {})["restart_files"]
+    master = spark_node_context(model, "sm", {}, {"cores": 4, "memory_mb": 8192})
+    node_reads = master["daemons"][0]["restart_files"][:-1]  # all but the daemon's own unit
+    assert "/etc/spark/spark-defaults.conf" in node_reads
+    assert set(node_reads) <= set(job)
+    assert job[-1] == "/etc/systemd/system/kafkaform-pipeline.service"
+
+
 def test_pipeline_refuses_one_broker_a_worker_host_and_bad_settings() -> None:
     with pytest.raises(ValueError) as raised:
         spark_pipeline_context(cluster(brokers=1), "sw1",

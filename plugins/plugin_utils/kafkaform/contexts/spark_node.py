@@ -68,6 +68,27 @@ TLS_UI_PORT_OFFSET = 400
 _KEY = re.compile(r"^spark\.[A-Za-z0-9._-]+$")
 
 
+def tls_files(conf_dir: str) -> dict[str, str]:
+    """Where a node keeps its keystore and the cluster CA, under its configuration directory."""
+    tls_dir = f"{conf_dir}/tls"
+    return {"dir": tls_dir, "keystore": f"{tls_dir}/keystore.p12", "trust": f"{tls_dir}/trust.pem"}
+
+
+def connector_dir(install_dir: str) -> str:
+    """Where the Kafka connector jars go, beside the release's own."""
+    return f"{install_dir}/connector"
+
+
+def read_at_start(install_dir: str, conf_dir: str) -> list[str]:
+    """OP-03: what every Spark JVM of a node reads at start besides its own unit, the daemons
+    and the drivers spark-submit starts there alike; one restarts when any changed after it
+    started. The connectors reach executors through the class path."""
+    tls = tls_files(conf_dir)
+    return [*(f"{conf_dir}/{name}" for name in (
+        "spark-env.sh", "spark-defaults.conf", "log4j2.properties", "release")),
+        tls["keystore"], tls["trust"], connector_dir(install_dir)]
+
+
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     """Every problem of the role's settings, as sentences (empty when they are valid)."""
     extra, problems = one_line_settings("spark_node_defaults_extra",
@@ -160,14 +181,13 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     history = bool(get("history_server_enabled"))
     event_log_dir = str(get("event_log_dir")).rstrip("/")
     shared_dir = str(cluster["spark_shared_dir"]).rstrip("/")
-    connector_dir = f"{home}/connector"
+    connectors = connector_dir(home)
     work_dir = f"{home_dir}/work"
     local_dir = f"{home_dir}/tmp"
     recovery_dir = f"{home_dir}/recovery"
     recovery_mode = str(get("master_recovery_mode"))
     python = f"{python_env}/bin/python"
-    tls_dir = f"{conf_dir}/tls"
-    tls = {"dir": tls_dir, "keystore": f"{tls_dir}/keystore.p12", "trust": f"{tls_dir}/trust.pem"}
+    tls = tls_files(conf_dir)
 
     # spark-env.sh is read both by systemd (EnvironmentFile=) and by Spark's own scripts
     # (load-spark-env.sh sources it under `set -a`): plain KEY="value" lines suit both.
@@ -199,8 +219,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.master": cluster["spark_master_url"],
         # The connector sits outside jars/ so the release stays as shipped; both class paths name
         # it, so no application needs --packages (no Maven at run time). SP-02
-        "spark.driver.extraClassPath": f"{connector_dir}/*",
-        "spark.executor.extraClassPath": f"{connector_dir}/*",
+        "spark.driver.extraClassPath": f"{connectors}/*",
+        "spark.executor.extraClassPath": f"{connectors}/*",
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
         "spark.sql.session.timeZone": "UTC",  # SP-04: one time zone across the pipeline
@@ -242,11 +262,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "-Djava.awt.headless=true", "-Duser.timezone=UTC",
         f"-Dlog4j.configurationFile=file:{conf_dir}/log4j2.properties",
     ]
-    # OP-03: what every daemon reads at start, besides its own unit; a daemon restarts when one
-    # changed after it started. The connectors reach executors through the class path.
-    read_at_start = [f"{conf_dir}/{name}" for name in (
-        "spark-env.sh", "spark-defaults.conf", "log4j2.properties", "release")]
-    read_at_start += [tls["keystore"], tls["trust"], connector_dir]
+    reads = read_at_start(home, conf_dir)
     daemons = []
     if host in masters:
         daemons.append({
@@ -277,7 +293,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     for daemon in daemons:
         unit_file = f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"
         daemon["unit_file"] = unit_file
-        daemon["restart_files"] = [*read_at_start, unit_file]
+        daemon["restart_files"] = [*reads, unit_file]
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
@@ -293,7 +309,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "local_dir": local_dir,
         "recovery_dir": recovery_dir if recovery_mode == "FILESYSTEM" else "",
         "event_log_dir": event_log_dir if history else "",
-        "connector_dir": connector_dir,
+        "connector_dir": connectors,
         "shared_dir": shared_dir,
         "python_env": python_env,
         "python": python,

@@ -18,7 +18,7 @@ from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..pipeline.config import IDENTITIES
 from ..rules import cite
-from .spark_node import TLS_UI_PORT_OFFSET
+from .spark_node import TLS_UI_PORT_OFFSET, read_at_start
 
 #: The pipeline's systemd unit.
 UNIT = "kafkaform-pipeline"
@@ -139,9 +139,12 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
                              f"{int(master['webui_port']) + TLS_UI_PORT_OFFSET}/json/"),
         "unit": UNIT,
         "runtime_dir": PROGRESS_FILE.rsplit("/", 1)[0].removeprefix("/run/"),
-        # OP-03: what the job reads at submit; it restarts when one changed after it started.
+        # OP-03: what the job reads at submit, its own files and the Spark node's (spark-submit
+        # reads the node's settings, keystore and connectors); it restarts when one changed
+        # after it started.
         "restart_files": [code_dir, config_file, trust,
                           *(c["config"] for c in clients.values()),
+                          *read_at_start(spark_home, spark_conf),
                           f"{SYSTEMD_UNIT_DIR}/{UNIT}.service"],
         "user": str(get("spark_node_user")),
         "group": str(get("spark_node_group")),
