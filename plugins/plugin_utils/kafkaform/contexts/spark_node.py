@@ -339,6 +339,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             "options": java_options,
         },
         "daemons": daemons,
+        "read_at_start": reads,
         # Each daemon's unit, as kafkaform.platform.install_files takes a templated file.
         "unit_files": [{"dest": daemon["unit_file"], "vars": {"spark_daemon": daemon}}
                        for daemon in daemons],

@@ -7,19 +7,19 @@ templates (``templates/``), so a host converged by either engine is converged fo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from io import BytesIO
-from typing import Any
+from typing import Any, Protocol
 
 from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
-from pyinfra.api.operation import OperationMeta
 from pyinfra.context import host, state
 from pyinfra.facts.deb import DebPackages
 from pyinfra.operations import apt, files, python
@@ -28,7 +28,7 @@ from .. import inventory, secrets
 from ..defaults import role_defaults, role_options
 from ..model import InventoryView, build
 from ..render import render
-from .facts import service_stale_argv
+from .facts import FileStates, service_stale_argv
 from .hosts import INVENTORY
 
 _UNSET = object()
@@ -117,22 +117,46 @@ def play_hosts(group: str) -> list[Host]:
             if active is None or h in active]
 
 
-def put_rendered(template: str, variables: Mapping[str, Any], dest: str, *, user: str = "root",
-                 group: str = "root", mode: str = "644") -> OperationMeta:
-    """``ansible.builtin.template``: ``templates/<template>`` rendered with ``variables``.
+class Planned(Protocol):
+    """An operation as the deploys weigh it: whether it changes the host in this run."""
 
-    Like Ansible's template module, a missing parent directory is an error, not created.
+    @property
+    def will_change(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """A file already as wanted, for which no operation is planned."""
+
+    will_change: bool = False
+
+
+def _put(content: bytes, dest: str, user: str, group: str, mode: str) -> Planned:
+    """``files.put`` of ``content``, planned only when the file differs: the states of every
+    file in ``dest``'s directory come from one command (FileStates), where ``files.put`` asks
+    two per file, so a run that changes nothing costs a command per directory, not two per file.
     """
-    content = render(template, variables).encode()
+    directory, name = dest.rsplit("/", 1)
+    found = host.get_fact(FileStates, path=directory or "/").get(name)
+    if found == (int(mode, 8), user, group, hashlib.sha1(content).hexdigest()):
+        return Unchanged()
     return files.put(name=f"Write {dest}", src=BytesIO(content), dest=dest, user=user,
                      group=group, mode=mode, create_remote_dir=False)
 
 
+def put_rendered(template: str, variables: Mapping[str, Any], dest: str, *, user: str = "root",
+                 group: str = "root", mode: str = "644") -> Planned:
+    """``ansible.builtin.template``: ``templates/<template>`` rendered with ``variables``.
+
+    Like Ansible's template module, a missing parent directory is an error, not created.
+    """
+    return _put(render(template, variables).encode(), dest, user, group, mode)
+
+
 def put_content(content: str, dest: str, *, user: str = "root", group: str = "root",
-                mode: str = "644") -> OperationMeta:
+                mode: str = "644") -> Planned:
     """``ansible.builtin.copy`` with ``content``."""
-    return files.put(name=f"Write {dest}", src=BytesIO(content.encode()), dest=dest, user=user,
-                     group=group, mode=mode, create_remote_dir=False)
+    return _put(content.encode(), dest, user, group, mode)
 
 
 def install_packages(name: str, packages: Sequence[str], cache_time: int,
@@ -146,7 +170,22 @@ def install_packages(name: str, packages: Sequence[str], cache_time: int,
                      no_recommends=no_recommends)
 
 
-def will_change(*operations: OperationMeta) -> bool:
+#: By host, the files an earlier deploy of this run changes: a later deploy restarts a service
+#: that reads one, which its own plan cannot see (the pipeline's job reads the Spark node's).
+_CHANGING: dict[str, set[str]] = {}
+
+
+def mark_changing(paths: Iterable[str]) -> None:
+    """Record that this run changes ``paths`` on the current host."""
+    _CHANGING.setdefault(host.name, set()).update(paths)
+
+
+def changing(paths: Iterable[str]) -> bool:
+    """Whether an earlier deploy of this run changes one of ``paths`` on the current host."""
+    return not _CHANGING.get(host.name, set()).isdisjoint(paths)
+
+
+def will_change(*operations: Planned) -> bool:
     """Whether any of ``operations`` changes the host in this run (known when the deploy is
     planned, before anything runs)."""
     return any(operation.will_change for operation in operations)

@@ -46,6 +46,44 @@ class Sha512File(FactBase[str]):
         return output[0].split()[0] if output[0].strip() else ""
 
 
+#: The largest file FileStates hashes: the deploys write small configuration files; a large one
+#: is left to files.put's own facts.
+FILE_STATES_MAX_KIB = 1024
+
+
+class FileStates(FactBase[dict[str, tuple[int, str, str, str]]]):
+    """Mode, owner, group and sha1 of each regular file directly in a directory, by name (``{}``
+    for a missing directory): one command for every file the deploys write there, where
+    ``files.put`` asks two facts of each file."""
+
+    def command(self, path: str) -> str:
+        return (f"cd {shlex.quote(path)} 2>/dev/null || exit 0; "
+                f"find . -maxdepth 1 -type f -size -{FILE_STATES_MAX_KIB + 1}k "
+                "-printf 'stat %m %u %g %f\\n' -exec sha1sum {} + 2>/dev/null; true")
+
+    @staticmethod
+    def default() -> dict[str, tuple[int, str, str, str]]:
+        return {}
+
+    def process(self, output: list[str]) -> dict[str, tuple[int, str, str, str]]:
+        return parse_file_states(output)
+
+
+def parse_file_states(lines: Sequence[str]) -> dict[str, tuple[int, str, str, str]]:
+    """FileStates' output: ``stat <octal mode> <owner> <group> <name>`` and sha1sum's
+    ``<sha1>  ./<name>`` lines, in any order. A file missing either line is left out."""
+    stats: dict[str, tuple[int, str, str]] = {}
+    sums: dict[str, str] = {}
+    for line in lines:
+        if line.startswith("stat "):
+            fields = line.split(" ", 4)
+            if len(fields) == 5:
+                stats[fields[4]] = (int(fields[1], 8), fields[2], fields[3])
+        elif len(line) > 44 and line[40:44] == "  ./":
+            sums[line[44:]] = line[:40]
+    return {name: (*stat, sums[name]) for name, stat in stats.items() if name in sums}
+
+
 @cache
 def _service_stale_source() -> str:
     return (collection_root() / "plugins" / "module_utils" / "service_stale.py").read_text()

@@ -26,6 +26,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    mark_changing,
     member_contexts,
     play_hosts,
     put_content,
@@ -222,6 +223,8 @@ def spark_node() -> None:
                for daemon in node["daemons"]]
     stale_now = {daemon["name"]: host.get_fact(ServiceStale, service=daemon["name"], paths=tuple(
         daemon["restart_files"]))["stale"] for daemon in node["daemons"]}
+    if tls_changes or will_change(*restart_ops):
+        mark_changing(node["read_at_start"])  # the pipeline's job reads them too
     might_restart = tls_changes or will_change(*restart_ops) or any(stale_now.values())
     others = [d for d in node["daemons"] if d["name"] != WORKER]
     if others and might_restart:

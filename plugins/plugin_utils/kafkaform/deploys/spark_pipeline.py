@@ -23,6 +23,7 @@ from ..defaults import role_options
 from ..model import SPARK_MASTER
 from . import tls
 from .base import (
+    changing,
     cluster,
     put_content,
     put_rendered,
@@ -137,7 +138,10 @@ def spark_pipeline() -> None:
     started_wanted = s["spark_pipeline_state"] == "started"
     stale_now = host.get_fact(ServiceStale, service=job["unit"],
                               paths=tuple(job["restart_files"]))["stale"]
-    might_restart = trust_changes or stale_now or will_change(*restart_ops)
+    # The Spark node's files it reads may change earlier in this run (site.spark), after the
+    # stale probe above.
+    might_restart = (trust_changes or stale_now or will_change(*restart_ops)
+                     or changing(job["restart_files"]))
     unit_name = f"{job['unit']}.service"
     running = host.get_fact(SystemdStatus, services=unit_name).get(unit_name, False)
     # Before the job starts or restarts: a running job with nothing changed has nothing to check.
