@@ -234,3 +234,85 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
     assert not reads_archive()
     (newer,) = archives.iterdir()
     assert newer.name.startswith("AclCommand-") and newer != kept
+
+
+# MetadataQuorumCommand describe --replication as Kafka 3.9 printed it on the kraft scenario's
+# controllers (columns padded, tab-separated), with 3003 behind and broker 1 observing.
+REPLICATION = """\
+NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus  \t
+3002  \tAAAAAAAAAAAAAAAAAAAAAA\t1207        \t0  \t1795743616895     \t1795743616895        \tLeader  \t
+3001  \tAAAAAAAAAAAAAAAAAAAAAA\t1207        \t0  \t1795743616580     \t1795743616580        \tFollower\t
+3003  \tAAAAAAAAAAAAAAAAAAAAAA\t1100        \t107\t1795743616786     \t1795743616786        \tFollower\t
+1     \tAAAAAAAAAAAAAAAAAAAAAA\t1207        \t0  \t1795743616786     \t1795743616786        \tObserver\t
+"""  # noqa: E501
+
+
+def test_the_quorum_table_gives_the_leader_and_each_nodes_lag(helper: ModuleType) -> None:
+    quorum = helper.quorum_rows("[2026-11-27] WARN a line before the table\n" + REPLICATION)
+    assert quorum["leader"] == "3002"
+    assert quorum["nodes"]["3003"] == {"lag": 107, "status": "Follower"}
+    assert quorum["nodes"]["1"]["status"] == "Observer"
+    assert helper.quorum_rows("") == {"leader": None, "nodes": {}}
+
+
+@pytest.mark.parametrize("roles, max_lag, problems", [
+    ("controller", 1000, []),
+    ("controller", 100, ["not fetching the metadata log within 100 records: 3003"]),
+    ("broker", 1000, ["1 under-replicated partitions: kf.events-1"]),
+])
+def test_kraft_health_checks_the_quorum_and_for_brokers_the_partitions(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str], roles: str, max_lag: int,
+        problems: list[str]) -> None:
+    describing = Describing(DESCRIBED)
+    ids = ["3001", "3002", "3003"] if roles == "controller" else ["1"]
+    tools = SimpleNamespace(
+        own_listener="", roles=roles, start_describe=lambda: describing,
+        quorum=lambda: helper.quorum_rows(REPLICATION),
+        archived=lambda main_class, returncode: None)
+    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
+    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    assert helper.health(tools, ids, max_lag=max_lag) == (1 if problems else 0)
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems"] == problems
+    assert report["controller"] == "3002"
+
+
+@pytest.mark.usefixtures("no_process")
+def test_storage_refuses_a_directory_of_another_cluster_before_formatting_any(
+        helper: ModuleType, tmp_path: Path) -> None:
+    used, blank = tmp_path / "used", tmp_path / "blank"
+    used.mkdir()
+    (used / "meta.properties").write_text("version=1\ncluster.id=OtherClusterId000000000\n")
+    (tmp_path / "server.properties").write_text(f"process.roles=broker\nlog.dirs={blank},{used}\n")
+    with pytest.raises(SystemExit) as refused:
+        helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "storage",
+                     "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg"])
+    assert f"{used} is formatted for cluster OtherClusterId000000000" in str(refused.value)
+    assert "kafka_cluster_id: OtherClusterId000000000" in str(refused.value)
+    assert not blank.exists()
+
+
+@pytest.mark.usefixtures("no_process")
+def test_storage_formats_nothing_when_every_directory_is_this_clusters(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "meta.properties").write_text("cluster.id=MkU3OEVBNTcwNTJENDM2Qg\n")
+    (tmp_path / "server.properties").write_text(f"process.roles=controller\nlog.dirs={tmp_path}\n")
+    assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "storage",
+                        "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"formatted": []}
+
+
+def test_kraft_health_reports_an_unreadable_quorum_as_a_problem_to_wait_on(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    def no_controller() -> None:
+        raise SystemExit("kafkaform-kafka: org.apache.kafka.tools.MetadataQuorumCommand exited 1")
+
+    describing = Describing(DESCRIBED)
+    tools = SimpleNamespace(own_listener="", roles="broker", start_describe=lambda: describing,
+                            quorum=no_controller, archived=lambda main_class, returncode: None)
+    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    assert helper.health(tools, ["1"], max_lag=1000) == 1
+    assert describing.killed
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        "cannot read the metadata quorum: kafkaform-kafka: "
+        "org.apache.kafka.tools.MetadataQuorumCommand exited 1"]

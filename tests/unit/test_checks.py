@@ -102,7 +102,7 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
      mutate(lambda s: s["zookeeper"].update(zk4={"zookeeper_id": 4, "rack": "d"})),
      {}, "ZK-06", "4 members", {"zk1", "zk2", "zk3", "zk4"}),
     ("brokers without ensemble", mutate(lambda s: s["zookeeper"].clear()),
-     {}, "ZK-06", "zookeeper group is empty", set()),
+     {}, "ZK-06", "the kafka_controller group are empty", set()),
     ("missing zookeeper_id", mutate(lambda s: s["zookeeper"]["zk2"].pop("zookeeper_id")),
      {}, "ZK-03", "zookeeper_id is not set", {"zk2"}),
     ("zookeeper_id 0", mutate(lambda s: s["zookeeper"]["zk2"].update(zookeeper_id=0)),
@@ -371,7 +371,7 @@ def test_duplicate_broker_ids_name_exactly_the_sharing_hosts(ids: list[int]) -> 
 
 
 def test_model_groups_are_the_documented_ones() -> None:
-    assert set(model.GROUPS) == set(lab_like())
+    assert set(model.GROUPS) == {*lab_like(), "kafka_controller"}
 
 
 def test_an_unknown_prefixed_variable_names_the_closest_input() -> None:
@@ -471,10 +471,49 @@ def rules_and_hosts(spec: Spec,
     return [(f.rule, set(f.hosts)) for f in errors_of(spec, cluster) if f.rule != "KR-05"]
 
 
-def test_a_declared_quorum_is_refused_while_no_role_installs_controllers() -> None:
+def kraft(*racks: str) -> Spec:
+    """with_controllers without the ZooKeeper ensemble: a new cluster in KRaft mode."""
+    spec = with_controllers(*racks)
+    del spec["zookeeper"]
+    return spec
+
+
+def test_controllers_beside_an_ensemble_are_a_migration_no_role_runs() -> None:
     found = errors_of(with_controllers("a", "b", "c"))
     assert [(f.rule, f.hosts) for f in found] == [("KR-05", ("c1", "c2", "c3"))]
-    assert "ZooKeeper mode only" in found[0].fix
+    assert "remove the zookeeper group" in found[0].fix
+
+
+def test_a_kraft_cluster_needs_no_ensemble_and_names_its_quorum() -> None:
+    spec = kraft("a", "b", "c")
+    assert errors_of(spec) == []
+    cluster = model.build(view_of(spec))
+    assert cluster.metadata_mode == "kraft"
+    assert cluster.controller_quorum_voters == "3001@c1:9094,3002@c2:9094,3003@c3:9094"
+    assert cluster.bootstrap_controllers == "c1:9094,c2:9094,c3:9094"
+    assert model.build(view_of(lab_like())).metadata_mode == "zookeeper"
+
+
+def test_the_cluster_id_is_stable_per_name_and_can_be_set() -> None:
+    def cluster_id(**cluster: Any) -> str:
+        return model.build(view_of(kraft("a", "b", "c"), cluster)).cluster_id
+
+    derived = cluster_id(kafka_cluster_name="orders")
+    # Kafka's Uuid.toString(): 16 bytes, base64url without padding.
+    assert len(derived) == 22 and set(derived) <= set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    assert cluster_id(kafka_cluster_name="orders") == derived
+    assert cluster_id(kafka_cluster_name="payments") != derived
+    assert cluster_id(kafka_cluster_id="MkU3OEVBNTcwNTJENDM2Qg") == "MkU3OEVBNTcwNTJENDM2Qg"
+
+
+def test_combined_mode_is_not_installed_yet() -> None:
+    spec = kraft("a", "b", "c")
+    spec["kafka_controller"]["k3"] = {"kafka_node_id": 3, "rack": "b"}
+    spec["kafka_controller"].pop("c3")
+    found = [f for f in errors_of(spec, {"kafka_controller_combined": True}) if f.rule == "KR-05"]
+    assert [(f.hosts, f.fix) for f in found] == [
+        (("k3",), "give each controller a host of its own")]
 
 
 @pytest.mark.parametrize(("racks", "cluster", "expected"), [

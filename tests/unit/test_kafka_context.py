@@ -183,3 +183,62 @@ def test_the_health_gate_names_every_broker_and_waits_less_than_the_restart_time
         "kafka_broker_restart_timeout_s") / 2
     short = kafka_broker_context(cluster(), "k1", {"kafka_broker_restart_timeout_s": 10})
     assert short["health_args"][-2:] == ["--wait", "10"]
+
+
+def kraft_cluster() -> dict[str, Any]:
+    from tests.unit.test_checks import kraft
+
+    return model.build(view_of(kraft("a", "b", "c"), {"kafka_cluster_name": "orders"})).to_dict()
+
+
+def test_a_kraft_controller_serves_only_its_mutual_tls_listener_to_the_quorum() -> None:
+    context = kafka_broker_context(kraft_cluster(), "c2", {"kafka_controller_heap_mb": 512})
+    p = props(context)
+    assert (p["process.roles"], p["node.id"]) == ("controller", "3002")
+    assert p["controller.quorum.voters"] == "3001@c1:9094,3002@c2:9094,3003@c3:9094"
+    assert (p["listeners"], p["controller.listener.names"]) == ("CONTROLLER://c2:9094",
+                                                                "CONTROLLER")
+    assert p["listener.security.protocol.map"] == "CONTROLLER:SSL"
+    assert p["listener.name.controller.ssl.client.auth"] == "required"  # KR-06
+    assert p["authorizer.class.name"] == \
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert p["super.users"] == "User:kafka-broker;User:kafka-controller"
+    assert "OU=kafka-controller" in p["ssl.principal.mapping.rules"]
+    assert p["log.dirs"] == "/var/lib/kafka/metadata"
+    # Nothing of ZooKeeper, nor of a broker's topics.
+    assert not [k for k in p if k.startswith("zookeeper.") or k == "broker.id"]
+    assert "num.partitions" not in p and "advertised.listeners" not in p
+    assert "-Xmx512m" in context["java"]["options"]
+    assert not [o for o in context["java"]["options"] if "auth.login.config" in o]
+    assert (context["principal"], context["kind"], context["metadata_mode"]) == (
+        "kafka-controller", "controller", "kraft")
+    assert context["health_args"][:3] == ["health", "--ids", "3001,3002,3003"]
+    assert context["tls"]["keystore"] in context["restart_files"]
+    assert context["ids_by_host"]["c1"] == 3001 and context["ids_by_host"]["k2"] == 2
+
+
+def test_a_kraft_broker_registers_with_the_quorum_and_keeps_its_listeners() -> None:
+    context = kafka_broker_context(kraft_cluster(), "k1", {})
+    p = props(context)
+    assert (p["process.roles"], p["node.id"]) == ("broker", "1")
+    assert p["controller.quorum.voters"] == "3001@c1:9094,3002@c2:9094,3003@c3:9094"
+    assert p["listeners"] == "BROKER://k1:9091,CLIENT://k1:9092"
+    assert p["listener.security.protocol.map"] == "BROKER:SSL,CLIENT:SASL_SSL,CONTROLLER:SSL"
+    assert p["inter.broker.listener.name"] == "BROKER"
+    assert "listener.name.controller.ssl.client.auth" not in p  # it serves no such listener
+    assert not [k for k in p if k.startswith("zookeeper.") or k == "broker.id"]
+    assert context["cluster_id"] == kraft_cluster()["cluster_id"]
+    assert context["health_args"][:3] == ["health", "--ids", "1,2,3"]
+    assert context["jaas_file"] not in context["restart_files"]
+
+
+def test_zookeeper_mode_server_properties_carry_nothing_of_kraft() -> None:
+    p = props(kafka_broker_context(cluster(), "k1", {}))
+    assert not [k for k in p if k.startswith(("process.", "controller.", "node."))]
+    assert p["authorizer.class.name"] == "kafka.security.authorizer.AclAuthorizer"
+
+
+def test_a_kraft_extra_property_may_not_change_what_the_model_decides() -> None:
+    with pytest.raises(ValueError, match=r"process\.roles=broker,controller contradicts"):
+        kafka_broker_context(kraft_cluster(), "k1", {
+            "kafka_broker_extra_properties": {"process.roles": "broker,controller"}})

@@ -60,10 +60,12 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
     members = view.members(model.ZOOKEEPER)
     size = len(members)
     if size == 0:
-        if view.members(model.KAFKA_BROKER):
+        if view.members(model.KAFKA_BROKER) and not view.members(model.KAFKA_CONTROLLER):
             yield Finding(cite("ZK-06"),
-                          "the kafka_broker group needs a ZooKeeper ensemble, and the "
-                          "zookeeper group is empty", "add 3 or 5 hosts to the zookeeper group")
+                          "the kafka_broker group needs a ZooKeeper ensemble or KRaft controllers, "
+                          "and both the zookeeper and the kafka_controller group are empty",
+                          "add 3 or 5 hosts to the zookeeper group, or to the kafka_controller "
+                          "group for a cluster in KRaft mode")
         return
     ensemble = Quorum("ensemble", "ensemble", "member", "ZooKeeper member",
                       "kafkaform_allow_single_zookeeper")
@@ -226,12 +228,19 @@ def combined_mode(view: InventoryView) -> Iterator[Finding]:
 
 def controllers_installed(view: InventoryView) -> Iterator[Finding]:
     controllers = view.members(model.KAFKA_CONTROLLER)
-    if controllers:
+    if controllers and view.members(model.ZOOKEEPER):
         yield Finding(cite("KR-05"),
-                      "the kafka_controller group declares KRaft controllers, which no role of "
-                      "this release installs: the run would build a ZooKeeper-mode cluster "
-                      "without them", "remove the kafka_controller group; this release runs "
-                      "Kafka in ZooKeeper mode only", tuple(controllers))
+                      "the kafka_controller group declares KRaft controllers beside a ZooKeeper "
+                      "ensemble: a migration from ZooKeeper, which no role of this release runs",
+                      "for a new KRaft cluster remove the zookeeper group; for a ZooKeeper-mode "
+                      "cluster remove the kafka_controller group", tuple(controllers))
+    brokers = set(view.members(model.KAFKA_BROKER))
+    combined = [h for h in controllers if h in brokers]
+    if combined:
+        yield Finding(cite("KR-05"),
+                      "runs both a KRaft controller and a broker (combined mode), which no role "
+                      "of this release installs", "give each controller a host of its own",
+                      tuple(combined))
 
 
 def brokers_span_racks(view: InventoryView) -> Iterator[Finding]:

@@ -24,6 +24,9 @@ SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 CLUSTER_DEFAULTS: dict[str, Any] = {
     # Names the cluster; the ZooKeeper chroot and cloud tags derive from it.
     "kafka_cluster_name": "kafka",
+    # KRaft mode: the id every node's storage is formatted with; empty means one derived from
+    # kafka_cluster_name (kafkaform.model.cluster_id). KR-07
+    "kafka_cluster_id": "",
     # ZooKeeper chroot of the cluster's metadata; empty means /kafka/<kafka_cluster_name>. KB-05
     "kafka_zookeeper_chroot": "",
     # Replicas of every new topic. TR-01
@@ -63,8 +66,8 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 }
 
 #: Roles whose defaults the model reads, by variable prefix (longest prefix first).
-ROLE_PREFIXES = ("kafka_broker", "zookeeper", "os_tuning", "spark_node", "spark_pipeline",
-                 "monitoring")
+ROLE_PREFIXES = ("kafka_controller", "kafka_broker", "zookeeper", "os_tuning", "spark_node",
+                 "spark_pipeline", "monitoring")
 
 #: Inventory and run inputs that are neither cluster settings nor role inputs: the model's per-host
 #: keys and the playbooks' own switches.

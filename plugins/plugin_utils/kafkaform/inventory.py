@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .cli import InputError
-from .model import GROUPS, KAFKA_CONTROLLER, MONITORING, InventoryView
+from .model import GROUPS, MONITORING, InventoryView
 
 #: ansible_connection values that run a host's commands with ``podman exec``: the project's
 #: pipelined connection (plugins/connection/podman.py), containers.podman's, and the short name.
@@ -147,11 +147,11 @@ def _host_vars(loader: Any, variables: Any, host: Any) -> TemplatedVars:
 
 def _view(loader: Any, manager: Any, variables: Any,
           also: frozenset[str] = frozenset()) -> InventoryView:
-    """The model's groups, the monitoring and controller groups, with the variables of their
-    hosts and of the ``also`` hosts."""
+    """The model's groups and the monitoring group, with the variables of their hosts and of the
+    ``also`` hosts."""
     groups = {
         name: [host.name for host in manager.groups[name].get_hosts()]
-        for name in (*GROUPS, MONITORING, KAFKA_CONTROLLER)
+        for name in (*GROUPS, MONITORING)
         if name in manager.groups
     }
     wanted = {host for members in groups.values() for host in members} | also

@@ -8,6 +8,8 @@ verifiers. The model never raises on bad input: :mod:`kafkaform.checks` reports 
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -17,14 +19,16 @@ from .defaults import as_bool, role_default
 #: Inventory groups the model understands.
 ZOOKEEPER = "zookeeper"
 KAFKA_BROKER = "kafka_broker"
+#: The KRaft controllers: the metadata quorum that replaces ZooKeeper (the KR rules). A cluster
+#: with controllers and no ZooKeeper ensemble runs in KRaft mode.
+KAFKA_CONTROLLER = "kafka_controller"
 SPARK_MASTER = "spark_master"
 SPARK_WORKER = "spark_worker"
-GROUPS = (ZOOKEEPER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
+GROUPS = (ZOOKEEPER, KAFKA_CONTROLLER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
 #: The hosts that run Prometheus and Alertmanager for the platform (not members of its clusters).
 MONITORING = "monitoring"
-#: The KRaft controllers: the metadata quorum that replaces ZooKeeper (the KR rules). The preflight
-#: checks the quorum an inventory declares; no role installs a controller yet (KR-05).
-KAFKA_CONTROLLER = "kafka_controller"
+#: The listener a KRaft controller serves the quorum and the brokers on (mutual TLS, SE-01).
+CONTROLLER_LISTENER = "CONTROLLER"
 
 #: Purposes a declared data disk may serve (os_tuning_data_disks[].purpose).
 KAFKA_LOG_DIR = "kafka_log_dir"
@@ -183,6 +187,14 @@ class Controller:
     rack: str | None
     #: Also a broker of the cluster (KRaft's combined mode, an explicit opt-in: KR-04).
     combined: bool = False
+    #: The port of its CONTROLLER listener (kafka_controller_port).
+    port: int = 0
+    #: Where it keeps the metadata log (kafka_controller_metadata_dir).
+    metadata_dir: str = ""
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.address}:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -209,6 +221,26 @@ class Cluster:
     spark_shared_dir: str = ""
     data_disks: Mapping[str, tuple[DataDisk, ...]] = field(default_factory=dict)
     security_migration: str = ""  # kafka_security_migration (SE-10)
+    controllers: tuple[Controller, ...] = ()
+    #: The id every node's storage is formatted with (KRaft mode): kafka_cluster_id, or one
+    #: derived from the cluster's name, so every run computes the same without keeping state.
+    cluster_id: str = ""
+
+    @property
+    def metadata_mode(self) -> str:
+        """``kraft`` when the cluster has controllers and no ZooKeeper ensemble, else
+        ``zookeeper``."""
+        return "kraft" if self.controllers and not self.ensemble else "zookeeper"
+
+    @property
+    def controller_quorum_voters(self) -> str:
+        """``id@host:port,...`` of every controller: controller.quorum.voters (static quorum)."""
+        return ",".join(f"{c.node_id}@{c.endpoint}" for c in self.controllers)
+
+    @property
+    def bootstrap_controllers(self) -> str:
+        """``host:port,...`` of every controller: what the quorum tools connect to."""
+        return ",".join(c.endpoint for c in self.controllers)
 
     @property
     def zookeeper_connect(self) -> str:
@@ -256,6 +288,10 @@ class Cluster:
         data["racks"] = list(self.racks)
         data["brokers_by_host"] = {b.host: asdict(b) for b in self.brokers}
         data["ensemble_by_host"] = {m.host: asdict(m) for m in self.ensemble}
+        data["metadata_mode"] = self.metadata_mode
+        data["controller_quorum_voters"] = self.controller_quorum_voters
+        data["bootstrap_controllers"] = self.bootstrap_controllers
+        data["controllers_by_host"] = {c.host: asdict(c) for c in self.controllers}
         return data
 
 
@@ -327,10 +363,27 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
 def controllers(view: InventoryView) -> tuple[Controller, ...]:
     """The KRaft controllers, by node id; hosts without a valid kafka_node_id are left out here."""
     brokers = set(view.members(KAFKA_BROKER))
-    found = [Controller(host, address(view, host), node_id, rack_of(view, host), host in brokers)
+
+    def setting(host: str, key: str) -> Any:
+        return view.var(host, key, role_default(key))
+
+    found = [Controller(host, address(view, host), node_id, rack_of(view, host), host in brokers,
+                        as_int(setting(host, "kafka_controller_port")) or 0,
+                        str(setting(host, "kafka_controller_metadata_dir")).rstrip("/"))
              for host in view.members(KAFKA_CONTROLLER)
              if (node_id := as_int(view.var(host, "kafka_node_id"))) is not None]
     return tuple(sorted(found, key=lambda c: c.node_id))
+
+
+def cluster_id(view: InventoryView) -> str:
+    """kafka_cluster_id, or a Kafka cluster id (16 bytes, base64url) derived from the cluster's
+    name: the same on every run and every control node."""
+    explicit = view.cluster_var("kafka_cluster_id")
+    if explicit:
+        return str(explicit)
+    name = str(view.cluster_var("kafka_cluster_name"))
+    digest = uuid.uuid5(uuid.NAMESPACE_URL, f"kafkaform:kafka-cluster:{name}").bytes
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 def metrics_port(view: InventoryView, host: str, role: str) -> int | None:
@@ -426,4 +479,6 @@ def build(view: InventoryView) -> Cluster:
         spark_shared_dir=str(view.cluster_var("spark_node_shared_dir")),
         data_disks={h: data_disks(view, h) for h in view.cluster_hosts()},
         security_migration=str(view.cluster_var("kafka_security_migration") or ""),
+        controllers=controllers(view),
+        cluster_id=cluster_id(view),
     )

@@ -57,6 +57,8 @@ KAFKA_LIVE = f"{_PKG}/verify/test_kafka_broker.py"
 MONITORING_LIVE = f"{_PKG}/verify/test_monitoring.py"
 ALERT_RULE_TESTS = "tests/promtool/alerts.test.yml"
 CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
+STORAGE_TASKS = "roles/kafka_broker/tasks/storage.yml"
+RESTART_TASKS = "roles/kafka_broker/tasks/restart.yml"
 CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
 
@@ -293,11 +295,35 @@ CATALOGUE: tuple[Rule, ...] = (
          "Give the controllers hosts of their own, or set kafka_controller_combined: true.",
          (PREFLIGHT,)),
     Rule("KR-05", "Controllers are declared only where kafkaform installs them",
-         "This release checks the controller quorum an inventory declares but installs no "
-         "controller: a run would build a ZooKeeper-mode cluster and leave the declared "
-         "controllers out, silently.",
-         "Remove the kafka_controller group; this release runs Kafka in ZooKeeper mode only.",
+         "This release builds a new cluster in KRaft mode (controllers, no ZooKeeper ensemble) "
+         "with dedicated controllers. Controllers beside a ZooKeeper ensemble would be a "
+         "migration, and a controller on a broker's host combined mode, which no role of this "
+         "release installs: the run would leave them out, silently.",
+         "For a KRaft cluster, declare controllers and no zookeeper group, each controller on a "
+         "host of its own; for a ZooKeeper-mode cluster, remove the kafka_controller group.",
          (PREFLIGHT,)),
+    Rule("KR-06", "The controller listener speaks mutual TLS, and only the cluster's own nodes "
+         "and tools are authorized on it",
+         "Whoever reaches a controller's listener unauthenticated can write the cluster's "
+         "metadata: topics, ACLs, SCRAM credentials, broker registrations.",
+         "Keep the role's CONTROLLER listener (SSL with required client certificates, the "
+         "StandardAuthorizer, the controllers and brokers as super users); it takes no extra "
+         "listener.",
+         (BROKER_SETTINGS,)),
+    Rule("KR-07", "Every node's storage is formatted once, with the cluster's id, and never again",
+         "Formatting a log directory that holds data destroys it; a directory formatted for "
+         "another cluster makes the node refuse to start or, worse, join the wrong cluster.",
+         "Leave the formatting to the role: it formats a directory without meta.properties and "
+         "stops with the host and directory named when one belongs to another cluster id "
+         "(set kafka_cluster_id to the cluster's own).",
+         (STORAGE_TASKS,)),
+    Rule("KR-08", "A controller restarts only while the quorum has a leader and every voter is "
+         "caught up, one at a time, the active controller last",
+         "Restarting a second controller while one is still catching up, or the leader first, "
+         "loses the quorum's majority or forces needless elections: no metadata change, no "
+         "broker registration, until it returns.",
+         "Let the role roll its restarts; kafka_controller_max_lag bounds the lag it accepts.",
+         (RESTART_TASKS,)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "

@@ -19,7 +19,13 @@ from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
-from ..model import BROKER_LISTENER, CLIENT_LISTENER, PLAINTEXT_LISTENER, port_clashes
+from ..model import (
+    BROKER_LISTENER,
+    CLIENT_LISTENER,
+    CONTROLLER_LISTENER,
+    PLAINTEXT_LISTENER,
+    port_clashes,
+)
 from ..rules import cite
 from ..security_steps import target_step
 from ..template_filters import java_properties
@@ -27,7 +33,8 @@ from ..template_filters import java_properties
 #: The keys of an entry of kafka_broker_extra_listeners.
 LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 
-#: The class the broker runs as (ZooKeeper mode when ``process.roles`` is unset).
+#: The class every Kafka node runs as: a ZooKeeper-mode broker when ``process.roles`` is unset,
+#: a KRaft broker or controller as it says.
 MAIN_CLASS = "kafka.Kafka"
 #: Seconds one health check may wait for the cluster to become healthy (the admin helper's
 #: ``health --wait``): it checks again itself, within a second, while a restarted broker comes
@@ -96,6 +103,13 @@ KNOWN_KEYS = frozenset({
     "ssl.endpoint.identification.algorithm", "ssl.principal.mapping.rules", "super.users",
     "authorizer.class.name", "allow.everyone.if.no.acl.found", "sasl.enabled.mechanisms",
     "config.providers", "ssl.client.auth",
+    # KRaft mode
+    "controller.quorum.append.linger.ms", "controller.quorum.election.backoff.max.ms",
+    "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
+    "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
+    "metadata.log.max.record.bytes.between.snapshots", "metadata.log.max.snapshot.interval.ms",
+    "metadata.log.segment.bytes", "metadata.max.retention.bytes", "metadata.max.retention.ms",
+    "broker.heartbeat.interval.ms", "broker.session.timeout.ms",
 })
 
 #: Keys the cluster model decides: an extra property may repeat the model's value, never differ.
@@ -103,7 +117,8 @@ MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "list
               "advertised.listeners", "default.replication.factor", "min.insync.replicas",
               "unclean.leader.election.enable", "auto.create.topics.enable",
               "controlled.shutdown.enable", "listener.security.protocol.map",
-              "inter.broker.listener.name", "super.users")
+              "inter.broker.listener.name", "super.users", "node.id", "process.roles",
+              "controller.quorum.voters", "controller.listener.names", "metadata.log.dir")
 
 #: Keys the role renders from its own variables: set the variable, not an extra property.
 VARIABLE_KEYS = {
@@ -136,7 +151,6 @@ REFUSED_KEYS = {
     "config.providers": "the role reads its secrets through its own file provider",
     "log.flush.interval.messages": f"the OS flushes, not the broker ({cite('KB-13')})",
     "log.flush.interval.ms": f"the OS flushes, not the broker ({cite('KB-13')})",
-    "process.roles": "kafkaform runs brokers in ZooKeeper mode (Kafka 3.9)",
 }
 
 _KEY = re.compile(r"^[a-z][a-z0-9._-]*$")
@@ -161,13 +175,22 @@ def _as_text(value: Any) -> str:
 #: super user for the whole cluster, so adding a broker changes no other broker's configuration.
 BROKER_PRINCIPAL = "kafka-broker"
 
+#: The principal every controller's certificate maps to (KRaft mode): a super user of the cluster,
+#: apart from the brokers'. KR-06
+CONTROLLER_PRINCIPAL = "kafka-controller"
+
+#: The authorizer of each mode: ACLs in ZooKeeper, or in the metadata log. SE-03
+AUTHORIZERS = {"zookeeper": "kafka.security.authorizer.AclAuthorizer",
+               "kraft": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
+
 #: The only SASL mechanism the client listener offers. SE-01
 SASL_MECHANISM = "SCRAM-SHA-512"
 
 
-def super_users(users: Any) -> list[str]:
-    """``User:`` principals of super.users: the brokers, then every declared superuser."""
-    names = [BROKER_PRINCIPAL]
+def super_users(users: Any, kraft: bool = False) -> list[str]:
+    """``User:`` principals of super.users: the brokers (and in KRaft mode the controllers), then
+    every declared superuser."""
+    names = [BROKER_PRINCIPAL, *([CONTROLLER_PRINCIPAL] if kraft else [])]
     for user in users if isinstance(users, list) else []:
         if isinstance(user, Mapping) and user.get("superuser") is True \
                 and user.get("state", "present") == "present":
@@ -175,8 +198,14 @@ def super_users(users: Any) -> list[str]:
     return [f"User:{name}" for name in dict.fromkeys(names)]
 
 
+def principal_rule(principal: str) -> str:
+    """The ssl.principal.mapping.rules entry that maps a certificate whose subject says
+    OU=<principal> to that principal."""
+    return f"RULE:^.*OU={principal}(,.*)?$/{principal}/"
+
+
 def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
-                        users: Any, migration: str = "") -> dict[str, str]:
+                        users: Any, migration: str = "", kraft: bool = False) -> dict[str, str]:
     """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
     SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
     from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret.
@@ -184,14 +213,21 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
     While a cluster built open is secured in place (``migration``, SE-10) its plaintext listener
     stays, its anonymous clients keep the access they had (User:ANONYMOUS is a super user), and
     at the plaintext_replication step brokers still replicate over it and write znodes without
-    ACLs, as the brokers not yet restarted do."""
+    ACLs, as the brokers not yet restarted do.
+
+    In KRaft mode (``kraft``, KR-06) the CONTROLLER listener takes client certificates too, the
+    controllers' principal is a super user and ACLs live in the metadata log; a controller has no
+    other listener."""
     secret = f"${{file:{tls['secrets']}:keystore.password}}"
     plaintext_replication = migration == "plaintext_replication"
+    listeners = list(broker["listeners"])
+    names = {lst["name"] for lst in listeners}
+    if kraft and CONTROLLER_LISTENER not in names:
+        # A broker dials the controllers' listener: it needs that listener's protocol.
+        listeners.append({"name": CONTROLLER_LISTENER, "protocol": "SSL"})
     props = {
         "listener.security.protocol.map": ",".join(f"{lst['name']}:{lst['protocol']}"
-                                                   for lst in broker["listeners"]),
-        "inter.broker.listener.name":
-            PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER,
+                                                   for lst in listeners),
         "config.providers": "file",
         "config.providers.file.class":
             "org.apache.kafka.common.config.provider.FileConfigProvider",
@@ -203,16 +239,24 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
         "ssl.truststore.location": tls["trust"],
         "ssl.endpoint.identification.algorithm": "https",
         "ssl.enabled.protocols": "TLSv1.3,TLSv1.2",
-        f"listener.name.{BROKER_LISTENER.lower()}.ssl.client.auth": "required",
-        # Any certificate of the cluster CA whose subject says OU=kafka-broker is a broker.
-        "ssl.principal.mapping.rules":
-            f"RULE:^.*OU={BROKER_PRINCIPAL}(,.*)?$/{BROKER_PRINCIPAL}/,DEFAULT",
+        **{f"listener.name.{name.lower()}.ssl.client.auth": "required"
+           for name in (BROKER_LISTENER, CONTROLLER_LISTENER) if name in names},
+        # Any certificate of the cluster CA whose subject says OU=kafka-broker is a broker (and
+        # in KRaft mode OU=kafka-controller a controller).
+        "ssl.principal.mapping.rules": ",".join([
+            principal_rule(BROKER_PRINCIPAL),
+            *([principal_rule(CONTROLLER_PRINCIPAL)] if kraft else []), "DEFAULT"]),
         "sasl.enabled.mechanisms": SASL_MECHANISM,
-        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "authorizer.class.name": AUTHORIZERS["kraft" if kraft else "zookeeper"],
         "allow.everyone.if.no.acl.found": "false",
-        "super.users": ";".join(super_users(users) + (["User:ANONYMOUS"] if migration else [])),
-        "zookeeper.set.acl": "false" if plaintext_replication else "true",
+        "super.users": ";".join(super_users(users, kraft)
+                                + (["User:ANONYMOUS"] if migration else [])),
     }
+    if BROKER_LISTENER in names:
+        props["inter.broker.listener.name"] = \
+            PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER
+    if not kraft:
+        props["zookeeper.set.acl"] = "false" if plaintext_replication else "true"
     for lst in broker["listeners"]:
         if lst["protocol"] == "SASL_SSL":
             prefix = f"listener.name.{lst['name'].lower()}"
@@ -233,6 +277,9 @@ def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listen
         elif name.upper() in (BROKER_LISTENER, CLIENT_LISTENER):
             problems.append(f"{where}: {name.upper()} is one of the role's own listeners; "
                             "pick another name")
+        elif name.upper() == CONTROLLER_LISTENER:
+            problems.append(f"{where}: {CONTROLLER_LISTENER} is the KRaft controllers' listener "
+                            f"({cite('KR-06')}); pick another name")
         protocol = str(entry.get("protocol", "SASL_SSL")).upper()
         if protocol not in ("SSL", "SASL_SSL"):
             problems.append(f"{where}: protocol {protocol} is refused, every listener speaks TLS "
@@ -243,15 +290,47 @@ def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listen
     return problems
 
 
+def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int) -> dict[str, str]:
+    """What a node of a cluster in KRaft mode is, and how it finds the quorum (KR-02, KR-06)."""
+    return {
+        "process.roles": roles,
+        "node.id": str(node_id),
+        "controller.quorum.voters": str(cluster["controller_quorum_voters"]),
+        "controller.listener.names": CONTROLLER_LISTENER,
+    }
+
+
+def controller_properties(cluster: Mapping[str, Any],
+                          controller: Mapping[str, Any]) -> dict[str, str]:
+    """server.properties values the cluster model decides for one KRaft controller."""
+    return {
+        **kraft_properties(cluster, "controller", int(controller["node_id"])),
+        "listeners": f"{CONTROLLER_LISTENER}://{controller['address']}:{controller['port']}",
+        "log.dirs": str(controller["metadata_dir"]),
+    }
+
+
+def controller_node(controller: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller in the shape of a broker of the model: what the rest of the context reads."""
+    listener = {"name": CONTROLLER_LISTENER, "protocol": "SSL",
+                "address": controller["address"], "advertised_host": controller["address"],
+                "port": controller["port"]}
+    return {"id": controller["node_id"], "rack": controller.get("rack"),
+            "address": controller["address"], "port": controller["port"],
+            "log_dirs": [controller["metadata_dir"]], "listeners": [listener]}
+
+
 def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any]) -> dict[str, str]:
     """server.properties values the cluster model decides for one broker."""
+    kraft = cluster.get("metadata_mode") == "kraft"
     props = {
-        "broker.id": str(broker["id"]),
+        **(kraft_properties(cluster, "broker", int(broker["id"])) if kraft
+           else {"broker.id": str(broker["id"]),
+                 "zookeeper.connect": str(cluster["zookeeper_connect"])}),
         "listeners": ",".join(f"{lst['name']}://{lst['address']}:{lst['port']}"
                               for lst in broker["listeners"]),
         "advertised.listeners": ",".join(f"{lst['name']}://{lst['advertised_host']}:{lst['port']}"
                                          for lst in broker["listeners"]),
-        "zookeeper.connect": str(cluster["zookeeper_connect"]),
         "log.dirs": ",".join(broker["log_dirs"]),
         "default.replication.factor": str(cluster["replication_factor"]),
         "min.insync.replicas": str(cluster["min_insync_replicas"]),
@@ -331,7 +410,8 @@ def thread_counts(cores: int, disks: int, network: int, io: int) -> tuple[int, i
 
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                          settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one broker.
+    """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one Kafka
+    node: a broker, or in KRaft mode a controller (a host of the kafka_controller group).
 
     + cluster: ``kafkaform.model.build(view).to_dict()``
     + host: the broker's inventory name
@@ -339,10 +419,14 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
       count, and ``os_tuning_nofile_limit``); a missing one takes the role default
 
     Raises ``ValueError`` on settings :func:`settings_problems` rejects, extra properties that
-    contradict the model, or a host that is not a broker: the role asserts them first.
+    contradict the model, or a host that is neither a broker nor a controller: the role asserts
+    them first.
     """
     problems = settings_problems(settings)
-    broker = cluster["brokers_by_host"].get(host)
+    kraft = cluster.get("metadata_mode") == "kraft"
+    controller = cluster.get("controllers_by_host", {}).get(host) if kraft else None
+    broker = cluster["brokers_by_host"].get(host) if controller is None \
+        else controller_node(controller)
     if broker is None:
         problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
     else:
@@ -358,7 +442,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     log_dir = str(get("log_dir")).rstrip("/")
     install_dir = str(get("install_dir")).rstrip("/")
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
-    heap = int(get("heap_mb"))
+    heap = int(setting(settings, "kafka_controller_heap_mb") if controller else get("heap_mb"))
     message_max = int(get("message_max_bytes"))
     network, io = thread_counts(int(settings.get("kafka_broker_cores") or 1),
                                 len(broker["log_dirs"]), int(get("num_network_threads")),
@@ -373,27 +457,33 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "secrets": f"{tls_dir}/secrets.properties",
     }
     migration = str(cluster.get("security_migration") or "")
-    security = security_properties(broker, tls, get("users"), migration)
-    model = model_properties(cluster, broker)
-    managed = {
-        **model,
-        **security,
+    security = security_properties(broker, tls, get("users"), migration, kraft)
+    model = model_properties(cluster, broker) if controller is None \
+        else controller_properties(cluster, controller)
+    # A controller serves no topic: the brokers' settings below are not its.
+    broker_only = {} if controller else {
         "num.partitions": str(int(get("num_partitions"))),
         "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
-        "num.network.threads": str(network),
-        "num.io.threads": str(io),
         "auto.leader.rebalance.enable": _as_text(bool(get("auto_leader_rebalance_enable"))),
         "delete.topic.enable": _as_text(bool(get("delete_topic_enable"))),
         "log.retention.ms": str(int(get("log_retention_ms"))),
         "log.segment.bytes": str(int(get("log_segment_bytes"))),
         "message.max.bytes": str(message_max),
         "replica.fetch.max.bytes": str(max(message_max, 1048576)),
-        "zookeeper.session.timeout.ms": str(int(get("zookeeper_session_timeout_ms"))),
         "log.cleaner.enable": "true",
         "log.cleaner.dedupe.buffer.size": str(dedupe_mb * 1024 * 1024),
         "offsets.topic.replication.factor": str(min(3, brokers)),
         "transaction.state.log.replication.factor": str(min(3, brokers)),
         "transaction.state.log.min.isr": str(min(2, brokers)),
+    }
+    managed = {
+        **model,
+        **security,
+        **broker_only,
+        "num.network.threads": str(network),
+        "num.io.threads": str(io),
+        **({} if kraft else {
+            "zookeeper.session.timeout.ms": str(int(get("zookeeper_session_timeout_ms")))}),
     }
     extra = {str(k): _as_text(v) for k, v in get("extra_properties").items()}
     contradictions = extra_properties_problems(extra, managed)
@@ -458,7 +548,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         f"-Dkafka.logs.dir={log_dir}",
         f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties",
         # SE-07: the brokers' ZooKeeper login (the Client section).
-        f"-Djava.security.auth.login.config={jaas}",
+        *([] if kraft else [f"-Djava.security.auth.login.config={jaas}"]),
         *jmx_options,
         *([metrics["option"]] if metrics["enabled"] else []),
         *[str(o) for o in get("jvm_extra_opts")],
@@ -466,6 +556,14 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     # One check never waits longer than the whole gate may.
     health_wait_s = min(HEALTH_WAIT_S, int(setting(settings, "kafka_broker_restart_timeout_s")))
     broker_ids = [int(b["id"]) for b in cluster["brokers"]]
+    controller_ids = [int(c["node_id"]) for c in cluster.get("controllers", ())] if kraft else []
+    # The health gate of the roll: in KRaft mode every member of this node's kind caught up with
+    # the metadata log (KR-08), and for brokers every partition fully replicated (OP-02).
+    members = controller_ids if controller else broker_ids
+    health_args = ["health", "--ids", ",".join(map(str, members)),
+                   *(["--max-lag", str(int(setting(settings, "kafka_controller_max_lag")))]
+                     if kraft else []),
+                   "--wait", str(health_wait_s)]
     return {
         "host": host,
         "id": int(broker["id"]),
@@ -478,7 +576,21 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "log_dir": log_dir,
         "install_dir": install_dir,
         "log_dirs": list(broker["log_dirs"]),
-        "zookeeper_connect": str(cluster["zookeeper_connect"]),
+        "zookeeper_connect": "" if kraft else str(cluster["zookeeper_connect"]),
+        # zookeeper, or kraft: then process_roles says whether this node is a broker or a
+        # controller, and its storage is formatted with cluster_id (KR-07).
+        "metadata_mode": "kraft" if kraft else "zookeeper",
+        "process_roles": model.get("process.roles", ""),
+        "cluster_id": str(cluster.get("cluster_id", "")) if kraft else "",
+        # The OU of the host's certificate, which maps to its principal (SE-03, KR-06).
+        "principal": CONTROLLER_PRINCIPAL if controller else BROKER_PRINCIPAL,
+        # What the node is, as its unit and server.properties describe it.
+        "kind": "controller" if controller else "broker",
+        "mode_note": "KRaft mode" if kraft else "ZooKeeper mode (no process.roles)",
+        # Every Kafka node's id by host: the roll's member ids.
+        "ids_by_host": {**{b["host"]: int(b["id"]) for b in cluster["brokers"]},
+                        **{c["host"]: int(c["node_id"])
+                           for c in (cluster.get("controllers", ()) if kraft else ())}},
         "bootstrap_servers": str(cluster["bootstrap_servers"]),
         "admin_bootstrap_servers": str(cluster["admin_bootstrap_servers"]),
         "listeners": [dict(lst) for lst in broker["listeners"]],
@@ -512,13 +624,15 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "sandbox": sandbox(),
         # OP-03: the files the broker reads only at start; it restarts when one changed after it
         # started. The TLS stores are not among them: the running broker reloads them (SE-02).
+        # A controller is not told to reload them (its dynamic configuration goes through the
+        # quorum): it restarts for them.
         "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
-                          tls["secrets"], jaas, jmx["config"], jmx["password_file"],
-                          jmx["access_file"], jmx["ssl_config"]],
+                          tls["secrets"], *([] if kraft else [jaas]), jmx["config"],
+                          jmx["password_file"], jmx["access_file"], jmx["ssl_config"],
+                          *([tls["keystore"], tls["trust"]] if controller else [])],
         # The admin helper's arguments for the health gate of the roll and of the converge.
-        "health_args": ["health", "--ids", ",".join(map(str, broker_ids)),
-                        "--wait", str(health_wait_s)],
+        "health_args": health_args,
         "health_wait_s": health_wait_s,
         "health_poll_s": HEALTH_POLL_S,
     }

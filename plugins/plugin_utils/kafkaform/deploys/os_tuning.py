@@ -31,13 +31,13 @@ from ..contexts.os_tuning import (
     unmounted_mount_points,
 )
 from ..defaults import setting
-from ..model import KAFKA_BROKER, ZOOKEEPER
+from ..model import KAFKA_BROKER, KAFKA_CONTROLLER, ZOOKEEPER
 from .base import put_rendered, role_settings, run_on
 from .facts import CommandOutput
 
 ROLE = "os_tuning"
 #: The groups playbooks/os_tuning.yml runs the role on.
-GROUPS = (ZOOKEEPER, KAFKA_BROKER)
+GROUPS = (ZOOKEEPER, KAFKA_CONTROLLER, KAFKA_BROKER)
 
 
 def context_if_enabled(switch: str) -> dict[str, Any] | None:

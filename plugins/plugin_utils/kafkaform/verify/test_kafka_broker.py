@@ -41,6 +41,7 @@ from kafkaform.verify.conftest import (
 ADMIN = "/usr/local/sbin/kafkaform-kafka"
 TOOL_JVM = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 TOPICS = "org.apache.kafka.tools.TopicCommand"
+QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
 CONFIGS = "kafka.admin.ConfigCommand"
 
 
@@ -103,6 +104,17 @@ def brokers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
 
 
 @pytest.fixture(scope="module")
+def controllers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
+    """The KRaft controllers (a cluster in KRaft mode), as the role renders them."""
+    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables),
+                   n.variables) for n in nodes("controllers", "KRaft controllers")]
+
+
+def kraft(broker: Broker) -> bool:
+    return bool(broker.expected["metadata_mode"] == "kraft")
+
+
+@pytest.fixture(scope="module")
 def verify_topic(brokers: list[Broker]) -> Iterator[str]:
     """A fresh topic with replication factor 2 and 12 partitions, deleted afterwards."""
     topic = f"kafkaform-verify-{uuid.uuid4().hex[:12]}"
@@ -126,6 +138,14 @@ def test_services_run_as_the_kafka_user(brokers: list[Broker]) -> None:
 def test_every_broker_registered_under_the_chroot_with_its_rack_and_one_controller(
         brokers: list[Broker]) -> None:
     exp = brokers[0].expected
+    if kraft(brokers[0]):
+        # KR-08: every broker fetches the metadata log from the quorum's leader.
+        result = brokers[0].admin(*exp["health_args"])
+        answer = json.loads(result.stdout)
+        assert result.rc == 0, answer["problems"]
+        assert answer["registered"] == sorted(map(str, exp["broker_ids"])), answer
+        assert int(answer["controller"]) in exp["ids_by_host"].values(), answer
+        return
     result = brokers[0].admin("zk-state", "--ids", ",".join(map(str, exp["broker_ids"])))
     assert result.rc == 0, result.stderr
     state = json.loads(result.stdout)
@@ -195,7 +215,8 @@ def test_kafka_owns_its_files_and_configs_are_not_world_readable(brokers: list[B
                 f"{broker.name}: {path} is {item.user}")
             assert not path.startswith("/tmp"), f"{broker.name}: log dir {path} under /tmp"
         for path in (exp["java"]["config"], f"{exp['conf_dir']}/log4j.properties",
-                     exp["jaas_file"], exp["admin_client_config"], exp["tls"]["keystore"],
+                     *([] if kraft(broker) else [exp["jaas_file"]]),
+                     exp["admin_client_config"], exp["tls"]["keystore"],
                      exp["tls"]["secrets"], exp["tls"]["trust"]):
             name = path
             item = broker.host.file(path)
@@ -312,6 +333,8 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
     them; anyone else may at most read."""
     broker = brokers[0]
     exp = broker.expected
+    if kraft(broker):
+        pytest.skip("KRaft mode: the cluster keeps its metadata in its own log, not in znodes")
     connect = exp["zookeeper_connect"]
     servers, _slash, chroot = connect.partition("/")
     result = broker.tool("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka", "-server",
@@ -336,3 +359,49 @@ def test_store_locations_come_only_from_server_properties(brokers: list[Broker])
                  if re.match(r"\s*listener\.name\.[^.]+\.ssl\.(keystore|truststore)\.location=",
                              line)]
     assert not lingering, lingering
+
+
+def test_controllers_run_as_the_kafka_user_with_their_unit_options(
+        controllers: list[Broker]) -> None:
+    for controller in controllers:
+        exp = controller.expected
+        service = controller.host.service("kafka")
+        assert service.is_running and service.is_enabled, f"{controller.name}: kafka is down"
+        pid = controller.pid()
+        user = controller.host.check_output("ps -o user= -p %s", pid)
+        assert user == exp["user"], f"{controller.name}: runs as {user}"
+        assert_live_jvm(controller.name, controller.host, pid, exp)
+        meta = controller.host.file(f"{exp['log_dirs'][0]}/meta.properties")
+        assert meta.user == exp["user"], f"{controller.name}: meta.properties is {meta.user}'s"
+        assert f"cluster.id={exp['cluster_id']}" in meta.content_string, (
+            f"{controller.name}: {meta.content_string}")  # KR-07
+
+
+def test_the_controller_quorum_has_a_leader_and_every_voter_caught_up(
+        controllers: list[Broker]) -> None:
+    """KR-08: the gate of every controller restart holds on the running quorum."""
+    exp = controllers[0].expected
+    result = controllers[0].admin(*exp["health_args"])
+    answer = json.loads(result.stdout)
+    assert result.rc == 0, answer["problems"]
+    voters = sorted(str(c.expected["id"]) for c in controllers)
+    assert answer["registered"] == voters, answer
+    assert answer["controller"] in voters, answer
+
+
+def test_the_controller_listener_refuses_a_client_without_a_certificate(
+        controllers: list[Broker]) -> None:
+    """KR-06: TLS alone is not enough on the controller listener; the cluster CA's
+    certificate is."""
+    controller = controllers[0]
+    endpoint = f"{controller.expected['address']}:{controller.expected['port']}"
+    config = controller.client_config("no-certificate", {
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": controller.expected["tls"]["trust"],
+        "request.timeout.ms": "5000", "default.api.timeout.ms": "10000"})
+    refused = controller.tool(QUORUM, "--bootstrap-controller", endpoint, "--command-config",
+                              config, "describe", "--status", errors_in_stdout=True)
+    assert refused.rc != 0, refused.stdout
+    allowed = controller.tool(QUORUM, "--bootstrap-controller", endpoint, "--command-config",
+                              controller.expected["admin_client_config"], "describe", "--status")
+    assert allowed.rc == 0 and "LeaderId" in allowed.stdout, allowed.stdout
