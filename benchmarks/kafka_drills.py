@@ -22,12 +22,6 @@ beginning with the ConsoleConsumer and prints the counts:
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
   be read back exactly once.
-+ migrate: a ZooKeeper-mode cluster migrated to KRaft by ``playbooks/kraft_migration.yml`` under
-  load (the inventory declares its controllers and kafka_cluster_id): up to the soak point, the
-  brokers into KRaft, finalization, each phase timed; no acknowledged message lost.
-+ rollback: the same cluster taken to the soak point, then back to ZooKeeper mode by
-  ``playbooks/kraft_rollback.yml`` under load: every broker runs in ZooKeeper mode again, no
-  controller runs, no acknowledged message lost.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -114,12 +108,10 @@ def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300
 
 
 def create_topic(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> None:
-    """The drill's topic: 6 partitions, 3 replicas, or one per broker on a smaller cluster."""
-    replicas = min(3, len(boot.split(",")))
     sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
                   f"--bootstrap-server {boot} --command-config {config} "
                   f"--create --topic {topic} --partitions 6 "
-                  f"--replication-factor {replicas}")
+                  "--replication-factor 3")
 
 
 def start_producer(container: str, boot: str, topic: str, throughput: int,
@@ -166,9 +158,8 @@ def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
 
 
 def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_once: bool,
-               throughput: int, report: Any = None) -> bool:
-    """Run ``action(hosts, boot, ids)`` under load; it returns False when it failed itself.
-    ``report(events)``, when given, reads the producer's events before the count."""
+               throughput: int) -> bool:
+    """Run ``action(hosts, boot, ids)`` under load; it returns False when it failed itself."""
     hosts, boot, ids = brokers(inventory)
     client = hosts[-1]
     topic = f"kf.drill-{name}-{int(time.time())}"
@@ -179,43 +170,7 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     acted = action(hosts, boot, ids) is not False
     time.sleep(seconds)
     events = stop_producer(client, run)
-    if report is not None:
-        report(events)
     return validate(name, events, consume(client, boot, topic), exactly_once) and acted
-
-
-def phase_report(label: str, events: list[dict[str, Any]], start: float, end: float) -> str:
-    """Acknowledged writes per second within [start, end] (epoch seconds) and the longest wait
-    between two of them: the producer sends at a fixed rate, so a stall shows as a gap."""
-    acks = sorted(t for e in events if e.get("name") == "producer_send_success"
-                  and start <= (t := e["timestamp"] / 1000) <= end)
-    gaps = [b - a for a, b in zip([start, *acks], [*acks, end], strict=True)]
-    return (f"{label}: {end - start:.1f} s, {len(acks) / max(end - start, 1e-9):.0f} acked/s, "
-            f"longest wait for an ack {max(gaps):.2f} s")
-
-
-def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tuple[str, ...]]],
-                      seconds: float, throughput: int, check: Any = None) -> bool:
-    """Run each (label, playbook, extra arguments) in turn under one producer, with ``seconds``
-    of steady state before and after; print each phase's time, acknowledged rate and longest
-    wait against the steady state's, then the no-loss count. ``check(hosts)`` judges the end."""
-    windows: list[tuple[str, float]] = []
-
-    def run_phases(hosts: list[str], boot: str, ids: list[int]) -> bool:
-        windows.append(("steady state before", time.time()))
-        time.sleep(seconds)
-        for label, name_of_playbook, extra in phases:
-            windows.append((label, time.time()))
-            playbook(inventory, name_of_playbook, *extra)
-        windows.append(("steady state after", time.time()))
-        return bool(check(hosts)) if check is not None else True
-
-    def report(events: list[dict[str, Any]]) -> None:
-        ends = [start for _, start in windows[1:]] + [time.time()]
-        for (label, start), end in zip(windows, ends, strict=True):
-            print(f"{name} phase {phase_report(label, events, start, end)}")
-
-    return under_load(inventory, name, run_phases, seconds, False, throughput, report)
 
 
 def main_pids(hosts: list[str]) -> dict[str, str]:
@@ -225,12 +180,9 @@ def main_pids(hosts: list[str]) -> dict[str, str]:
 def playbook(inventory: str, name: str, *extra: str) -> float:
     """Run playbooks/``name``; return its duration in seconds."""
     start = time.monotonic()
-    run = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
-                          str(ROOT / "playbooks" / name), *extra], capture_output=True, text=True,
-                         check=False, cwd=ROOT)
-    if run.returncode != 0:
-        print("\n".join((run.stdout + run.stderr).splitlines()[-60:]))  # why it failed
-        run.check_returncode()
+    subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
+                    str(ROOT / "playbooks" / name), *extra], check=True,
+                   stdout=subprocess.DEVNULL, cwd=ROOT)
     return time.monotonic() - start
 
 
@@ -321,8 +273,7 @@ def main() -> int:
     parser.add_argument("-i", "--inventory", required=True)
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
     parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
-                                            "all", "secure", "migrate", "rollback"],
-                        default="all")
+                                            "all", "secure"], default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
                         help="secure: the playbook each step runs")
@@ -355,33 +306,14 @@ def main() -> int:
     if args.drill == "secure":
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)
-    if args.drill == "rollback":  # never part of all: it needs a ZooKeeper-mode cluster
-        def back_in_zookeeper_mode(hosts: list[str]) -> bool:
-            modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."
-                                    f"enable)=' {SERVER_PROPERTIES} || true").strip()
-                     for host in hosts}
-            back = all(count == "0" for count in modes.values())
-            print(f"brokers in ZooKeeper mode after the rollback: {'all' if back else modes}")
-            return back
-        ok &= phases_under_load(args.inventory, "rollback", [
-            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
-            ("rollback to ZooKeeper mode", "kraft_rollback.yml", ()),
-        ], args.seconds, args.throughput, back_in_zookeeper_mode)
-    if args.drill == "migrate":  # never part of all: it needs a ZooKeeper-mode cluster to migrate
-        ok &= phases_under_load(args.inventory, "migrate", [
-            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
-            ("kraft_brokers", "kraft_migration.yml", ("-e", "kraft_migration_phase=kraft_brokers")),
-            ("finalized", "kraft_migration.yml", ("-e", "kraft_migration_finalize=true")),
-        ], args.seconds, args.throughput)
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
             start = time.monotonic()
             sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
-            # A broker killed without notice stays registered until its ZooKeeper session (in
-            # KRaft mode, its broker session) expires, and leads its partitions until then: None
-            # when never seen unhealthy.
+            # A broker killed without notice stays registered until its ZooKeeper session
+            # expires, and leads its partitions until then: None when never seen unhealthy.
             noticed = wait_until(hosts[-1], boot, ids, passing=False, timeout=60, poll=0.5)
             wait_healthy(hosts[-1], boot, ids)
             seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"

@@ -478,11 +478,10 @@ def kraft(*racks: str) -> Spec:
     return spec
 
 
-def test_controllers_beside_an_ensemble_are_a_migration_site_yml_does_not_run() -> None:
+def test_controllers_beside_an_ensemble_are_a_migration_no_role_runs() -> None:
     found = errors_of(with_controllers("a", "b", "c"))
     assert [(f.rule, f.hosts) for f in found] == [("KR-05", ("c1", "c2", "c3"))]
     assert "remove the zookeeper group" in found[0].fix
-    assert "playbooks/kraft_migration.yml" in found[0].fix
 
 
 def test_a_kraft_cluster_needs_no_ensemble_and_names_its_quorum() -> None:
@@ -549,8 +548,6 @@ def test_combined_mode_needs_its_switch_and_keeps_the_brokers_own_id() -> None:
                                 zip(spec["kafka_broker"].items(), (1, 2, 3), strict=True)}
     # k1 and k2 share rack a: the broker placement allows it, the quorum does not.
     assert rules_and_hosts(spec) == [("KR-03", {"k1", "k2"}), ("KR-04", {"k1", "k2", "k3"})]
-    # KR-04 alone names the combined hosts until the switch is set (then KR-05 does).
-    assert not [f for f in errors_of(spec) if f.rule == "KR-05" and "combined" in f.message]
     assert rules_and_hosts(spec, {"kafka_controller_combined": True}) == [
         ("KR-03", {"k1", "k2"})]
 
