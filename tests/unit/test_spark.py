@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kafkaform.contexts.spark_node import settings_problems, spark_node_context, worker_resources
 from kafkaform.contexts.spark_pipeline import spark_pipeline_context
@@ -13,6 +19,10 @@ from kafkaform.model import InventoryView, build
 from kafkaform.pipeline import checkpoint
 from kafkaform.pipeline.config import PipelineConfig
 from kafkaform.template_filters import parse_java_properties
+
+from .test_pki import make_ca
+
+ROLES = Path(__file__).resolve().parents[2] / "roles"
 
 
 def cluster(brokers: int = 3, **spark_vars: Any) -> dict[str, Any]:
@@ -212,3 +222,70 @@ def test_available_now_summary_spans_every_query_batch() -> None:
         "events": {"triggerExecution": 3500, "addBatch": 2900, "walCommit": 150},
         "quarantine": {"triggerExecution": 1000}}
     assert progress_summary([])["records"] == 0
+
+
+def serve_states(states: dict[str, dict[str, Any]]) -> tuple[ThreadingHTTPServer, str]:
+    """A loopback HTTP server answering ``/<name>/json/`` with ``states[name]``."""
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(states[self.path.strip("/").split("/")[0]]).encode()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def apps_served(trust: Path, master: dict[str, Any],
+                *workers: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """The role's SP-10 probe against a master and workers in the given states."""
+    script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
+        "spark_node_apps_served_script"]
+    states = {"master": master, **{f"w{i}": w for i, w in enumerate(workers)}}
+    server, url = serve_states(states)
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", script, f"{url}/master", str(trust),
+             *(f"{url}/w{i}" for i in range(len(workers)))],
+            capture_output=True, text=True, check=False, timeout=30)
+    finally:
+        server.shutdown()
+
+
+RUNNING = {"activeapps": [{"id": "app-1", "state": "RUNNING"}, {"id": "app-2", "state": "WAITING"}]}
+
+
+def test_the_master_restart_probe_finds_an_application_left_without_executors(
+        tmp_path: Path) -> None:
+    """The race SP-10 heals: the worker kept its cores free, the running app has no executor."""
+    trust = make_ca(tmp_path)[0]
+    lost = apps_served(trust, RUNNING, {"cores": 2, "coresused": 0, "executors": []})
+    assert lost.returncode == 1, lost.stdout + lost.stderr
+    assert "without an executor ['app-1']" in lost.stdout
+    served = apps_served(trust, RUNNING, {"cores": 2, "coresused": 1, "executors": []},
+                         {"cores": 2, "coresused": 2, "executors": [{"appid": "app-1", "id": 0}]})
+    assert served.returncode == 0, served.stdout + served.stderr
+    # Every core taken by other applications: waiting for one is not the race.
+    busy = apps_served(trust, RUNNING,
+                       {"cores": 2, "coresused": 2, "executors": [{"appid": "app-9"}]})
+    assert busy.returncode == 0, busy.stdout + busy.stderr
+
+
+def test_the_master_restart_probe_fails_when_a_worker_does_not_answer(tmp_path: Path) -> None:
+    silent = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    server, url = serve_states({"master": RUNNING})
+    try:
+        script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
+            "spark_node_apps_served_script"]
+        ran = subprocess.run([sys.executable, "-c", script, f"{url}/master",
+                              str(make_ca(tmp_path)[0]), silent],
+                             capture_output=True, text=True, check=False, timeout=30)
+    finally:
+        server.shutdown()
+    assert ran.returncode == 1 and "cannot read" in ran.stderr

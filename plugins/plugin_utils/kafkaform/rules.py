@@ -465,6 +465,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "application's work until they all register again.",
          "Raise spark_node_register_timeout_s when a worker takes longer to register.",
          ("roles/spark_node/tasks/restart.yml",)),
+    Rule("SP-10", "After a master's restart, every running application has executors again",
+         "A worker that registers again while the master recovers its state can lose its "
+         "executors to a race in the standalone master; the application keeps running with "
+         "nothing to run its tasks until the worker restarts.",
+         "The roles restart the workers one at a time when this happens; run the play on the "
+         "spark_worker group with the master, or restart spark-worker by hand.",
+         ("roles/spark_node/tasks/service.yml",)),
     # Kernel
     Rule("OS-01", "TCP buffer maxima within the core socket maxima",
          "The kernel caps a socket's buffer at net.core.rmem_max and wmem_max; a larger "

@@ -236,9 +236,10 @@ def run_on(name: str, argv: Sequence[str]) -> Ran:
     return Ran(bool(ok), output.stdout, output.stderr)
 
 
-def restart_if_stale(service: str, restart_files: Sequence[str]) -> None:
+def restart_if_stale(service: str, restart_files: Sequence[str]) -> bool:
     """At execution time, on the current host: restart ``service`` when it runs an older
-    configuration than ``restart_files`` (the roles' ``service_stale`` check, OP-03)."""
+    configuration than ``restart_files`` (the roles' ``service_stale`` check, OP-03); True when
+    it did."""
     ran = run_on(host.name, service_stale_argv(service, restart_files))
     if not ran.ok:
         raise DeployError(f"{host.name}: cannot tell whether {service} is stale: {ran.said}")
@@ -247,6 +248,8 @@ def restart_if_stale(service: str, restart_files: Sequence[str]) -> None:
         if not ran.ok:
             raise DeployError(f"{host.name}: restarting {service} failed: {ran.said}. See "
                               f"`journalctl -u {service}`.")
+        return True
+    return False
 
 
 def until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -> Ran:

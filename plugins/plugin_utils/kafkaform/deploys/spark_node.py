@@ -44,6 +44,7 @@ from .facts import CommandOutput, ServiceStale
 ROLE = "spark_node"
 GROUPS = (SPARK_MASTER, SPARK_WORKER)
 WORKER = "spark-worker"
+MASTER = "spark-master"
 #: The host's architecture, logical CPUs and memory in MiB, as Ansible's facts
 #: (processor_vcpus, memtotal_mb) give them to the role.
 HOST_PROBE = ("sh", "-c", "dpkg --print-architecture; grep -c ^processor /proc/cpuinfo; "
@@ -193,11 +194,39 @@ def _configure(node: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], list
     return ops + units, units, tls_changes
 
 
-def _restart_if_stale(daemons: list[dict[str, Any]]) -> None:
+def apps_served_argv(node: dict[str, Any]) -> list[str]:
+    """``spark_node_apps_served_argv``: exits 0 when every running application has an executor
+    (or no worker has a core to give it)."""
+    return ["python3", "-c", str(_role_vars()["spark_node_apps_served_script"]),
+            node["master_webui_urls"][0], node["tls"]["trust"], *node["worker_webui_urls"]]
+
+
+def _restart_if_stale(daemons: list[dict[str, Any]], node: dict[str, Any], workers: list[str],
+                      timeout_s: float) -> None:
     """At execution time: restart each daemon that runs an older configuration than its files.
-    With recovery mode FILESYSTEM a restarted master recovers its workers and applications."""
-    for daemon in daemons:
-        restart_if_stale(daemon["name"], daemon["restart_files"])
+    With recovery mode FILESYSTEM a restarted master recovers its workers and applications; when
+    an application is left without executors (SP-10), the workers restart one at a time."""
+    restarted = [d["name"] for d in daemons if restart_if_stale(d["name"], d["restart_files"])]
+    if MASTER not in restarted:
+        return
+    served = until_ok(host.name, apps_served_argv(node), timeout_s, 3.0)
+    if served.ok:
+        return
+    if not workers:
+        raise DeployError(f"{host.name}: after the master's restart {served.said}, and no worker "
+                          f"is in this run to restart. Deploy the spark_worker group too, or "
+                          f"restart {WORKER} on {', '.join(node['worker_hosts'])} one at a time "
+                          f"(SP-10)")
+    alive = workers_alive_argv(node)
+    for worker in workers:
+        ran = run_on(worker, ["systemctl", "restart", f"{WORKER}.service"])
+        if not ran.ok:
+            raise DeployError(f"{worker}: restarting {WORKER} failed: {ran.said}. See "
+                              f"`journalctl -u {WORKER}`.")
+        ran = until_ok(worker, alive, timeout_s, float(node["health_poll_s"]))
+        if not ran.ok:
+            raise DeployError(f"{worker}: the master does not list every worker as ALIVE after "
+                              f"{timeout_s:g} s: {ran.said} (SP-09)")
 
 
 def _wait_for_workers(argv: list[str], timeout_s: float) -> None:
@@ -227,10 +256,11 @@ def spark_node() -> None:
         mark_changing(node["read_at_start"])  # the pipeline's job reads them too
     might_restart = tls_changes or will_change(*restart_ops) or any(stale_now.values())
     others = [d for d in node["daemons"] if d["name"] != WORKER]
-    if others and might_restart:
-        python.call(name="Restart the stale master and history server [OP-03]",
-                    function=_restart_if_stale, daemons=others)
     timeout_s = float(s["spark_node_register_timeout_s"])
+    if others and might_restart:
+        python.call(name="Restart the stale master and history server [OP-03, SP-10]",
+                    function=_restart_if_stale, daemons=others, node=node,
+                    workers=[w.name for w in play_hosts(SPARK_WORKER)], timeout_s=timeout_s)
     alive = workers_alive_argv(node)
     # Added on every node that may restart something, so the workers roll after the master's
     # restart above; the operation runs once.
