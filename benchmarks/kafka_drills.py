@@ -108,10 +108,12 @@ def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300
 
 
 def create_topic(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> None:
+    """The drill's topic: 6 partitions, 3 replicas, or one per broker on a smaller cluster."""
+    replicas = min(3, len(boot.split(",")))
     sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
                   f"--bootstrap-server {boot} --command-config {config} "
                   f"--create --topic {topic} --partitions 6 "
-                  "--replication-factor 3")
+                  f"--replication-factor {replicas}")
 
 
 def start_producer(container: str, boot: str, topic: str, throughput: int,
@@ -312,8 +314,9 @@ def main() -> int:
         def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
             start = time.monotonic()
             sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
-            # A broker killed without notice stays registered until its ZooKeeper session
-            # expires, and leads its partitions until then: None when never seen unhealthy.
+            # A broker killed without notice stays registered until its ZooKeeper session (in
+            # KRaft mode, its broker session) expires, and leads its partitions until then: None
+            # when never seen unhealthy.
             noticed = wait_until(hosts[-1], boot, ids, passing=False, timeout=60, poll=0.5)
             wait_healthy(hosts[-1], boot, ids)
             seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"
