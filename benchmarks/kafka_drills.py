@@ -22,6 +22,12 @@ beginning with the ConsoleConsumer and prints the counts:
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
   be read back exactly once.
++ migrate: a ZooKeeper-mode cluster migrated to KRaft by ``playbooks/kraft_migration.yml`` under
+  load (the inventory declares its controllers and kafka_cluster_id): up to the soak point, the
+  brokers into KRaft, finalization, each phase timed; no acknowledged message lost.
++ rollback: the same cluster taken to the soak point, then back to ZooKeeper mode by
+  ``playbooks/kraft_rollback.yml`` under load: every broker runs in ZooKeeper mode again, no
+  controller runs, no acknowledged message lost.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -182,9 +188,12 @@ def main_pids(hosts: list[str]) -> dict[str, str]:
 def playbook(inventory: str, name: str, *extra: str) -> float:
     """Run playbooks/``name``; return its duration in seconds."""
     start = time.monotonic()
-    subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
-                    str(ROOT / "playbooks" / name), *extra], check=True,
-                   stdout=subprocess.DEVNULL, cwd=ROOT)
+    run = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", inventory,
+                          str(ROOT / "playbooks" / name), *extra], capture_output=True, text=True,
+                         check=False, cwd=ROOT)
+    if run.returncode != 0:
+        print("\n".join((run.stdout + run.stderr).splitlines()[-60:]))  # why it failed
+        run.check_returncode()
     return time.monotonic() - start
 
 
@@ -275,7 +284,8 @@ def main() -> int:
     parser.add_argument("-i", "--inventory", required=True)
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
     parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
-                                            "all", "secure"], default="all")
+                                            "all", "secure", "migrate", "rollback"],
+                        default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
                         help="secure: the playbook each step runs")
@@ -308,6 +318,28 @@ def main() -> int:
     if args.drill == "secure":
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)
+    if args.drill == "rollback":  # never part of all: it needs a ZooKeeper-mode cluster
+        def rollback(hosts: list[str], boot: str, ids: list[int]) -> bool:
+            took = playbook(args.inventory, "kraft_migration.yml")
+            print(f"migration to the soak point under load: {took:.1f} s")
+            took = playbook(args.inventory, "kraft_rollback.yml")
+            modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."
+                                    f"enable)=' {SERVER_PROPERTIES} || true").strip()
+                     for host in hosts}
+            back = all(count == "0" for count in modes.values())
+            print(f"rollback to ZooKeeper mode under load: {took:.1f} s; brokers in ZooKeeper "
+                  f"mode: {'all' if back else modes}")
+            return back
+        ok &= under_load(args.inventory, "rollback", rollback, args.seconds, False,
+                         args.throughput)
+    if args.drill == "migrate":  # never part of all: it needs a ZooKeeper-mode cluster to migrate
+        def migrate(hosts: list[str], boot: str, ids: list[int]) -> None:
+            for phase, extra in (("controllers and dual_write (to the soak point)", ()),
+                                 ("kraft_brokers", ("-e", "kraft_migration_phase=kraft_brokers")),
+                                 ("finalized", ("-e", "kraft_migration_finalize=true"))):
+                took = playbook(args.inventory, "kraft_migration.yml", *extra)
+                print(f"migration phase {phase} under load: {took:.1f} s")
+        ok &= under_load(args.inventory, "migrate", migrate, args.seconds, False, args.throughput)
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):

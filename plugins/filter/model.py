@@ -10,13 +10,18 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform impor
 Groups = Mapping[str, Sequence[str]]
 
 
-def _view(groups: Groups, hostvars: Mapping[str, Any]) -> model.InventoryView:
-    return model.InventoryView(groups=groups, hostvars=hostvars)
+def _view(groups: Groups, hostvars: Mapping[str, Any],
+          run_settings: Mapping[str, Any] | None = None) -> model.InventoryView:
+    return model.InventoryView(groups=groups, hostvars=hostvars,
+                               run_settings=dict(run_settings or {}))
 
 
-def preflight(groups: Groups, hostvars: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``groups | kafkaform.platform.preflight(hostvars)``: findings as dicts, errors first."""
-    return [f.to_dict() for f in checks.check(_view(groups, hostvars))]
+def preflight(groups: Groups, hostvars: Mapping[str, Any],
+              run_settings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``groups | kafkaform.platform.preflight(hostvars[, run_settings])``: findings as dicts,
+    errors first. ``run_settings`` are cluster settings the playbook runs with where the
+    inventory sets none."""
+    return [f.to_dict() for f in checks.check(_view(groups, hostvars, run_settings))]
 
 
 def cluster(groups: Groups, hostvars: Mapping[str, Any]) -> dict[str, Any]:

@@ -136,7 +136,7 @@ def test_health_reads_zookeeper_while_topic_command_starts_and_drops_it_for_a_mi
         registered: dict[str, object], problems: list[str]) -> None:
     describing = Describing(DESCRIBED)
     tools = SimpleNamespace(
-        own_listener="", start_describe=lambda: describing,
+        own_listener="", roles="", controllers="", start_describe=lambda: describing,
         zk_state=lambda ids: {"controller": 1, "brokers": registered},
         archived=lambda main_class, returncode: None)
     tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
@@ -146,6 +146,10 @@ def test_health_reads_zookeeper_while_topic_command_starts_and_drops_it_for_a_mi
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == problems
     assert report["under_replicated"] == (0 if describing.killed else 1)
+
+
+#: The tools of a ZooKeeper-mode broker, for tests that replace the check itself.
+ZOOKEEPER_MODE = SimpleNamespace(roles="", controllers="")
 
 
 class Clock:
@@ -169,9 +173,10 @@ def test_health_wait_checks_again_soon_while_closed_then_each_second_until_healt
                               under=1), False),
         (helper.health_answer([], 1, ["1", "2"]), False),
     ])
-    monkeypatch.setattr(helper, "check_health", lambda tools, ids: next(answers))
+    monkeypatch.setattr(helper, "check_health", lambda tools, ids, max_lag: next(answers))
     clock = Clock()
-    assert helper.health(None, ["1", "2"], 30, sleep=clock.sleep, clock=lambda: clock.now) == 0
+    assert helper.health(ZOOKEEPER_MODE, ["1", "2"], 30, sleep=clock.sleep,
+                         clock=lambda: clock.now) == 0
     assert clock.slept == [helper.LISTENER_POLL_S, helper.CHECK_POLL_S]
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == 1 and json.loads(printed[0])["problems"] == []
@@ -182,13 +187,15 @@ def test_health_wait_gives_up_with_the_last_answer_when_the_time_is_up(
         monkeypatch: pytest.MonkeyPatch) -> None:
     checks = []
 
-    def unhealthy(tools: object, ids: list[str]) -> tuple[dict[str, object], bool]:
+    def unhealthy(tools: object, ids: list[str],
+                  max_lag: int) -> tuple[dict[str, object], bool]:
         checks.append(1)
         return helper.health_answer([f"no active controller ({len(checks)})"]), False
 
     monkeypatch.setattr(helper, "check_health", unhealthy)
     clock = Clock()
-    assert helper.health(None, ["1"], 3, sleep=clock.sleep, clock=lambda: clock.now) == 1
+    assert helper.health(ZOOKEEPER_MODE, ["1"], 3, sleep=clock.sleep,
+                         clock=lambda: clock.now) == 1
     assert len(checks) == 4  # at 0, 1, 2 and 3 s
     assert json.loads(capsys.readouterr().out)["problems"] == ["no active controller (4)"]
 
@@ -316,3 +323,21 @@ def test_kraft_health_reports_an_unreadable_quorum_as_a_problem_to_wait_on(
     assert json.loads(capsys.readouterr().out)["problems"] == [
         "cannot read the metadata quorum: kafkaform-kafka: "
         "org.apache.kafka.tools.MetadataQuorumCommand exited 1"]
+
+
+def test_a_broker_in_migration_mode_finds_kraft_brokers_in_the_quorum_not_in_zookeeper(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    """KR-09: while the brokers roll between ZooKeeper and KRaft mode, a broker already in KRaft
+    mode is registered with the controllers' quorum; one in neither is still missing."""
+    describing = Describing(DESCRIBED)
+    tools = SimpleNamespace(
+        own_listener="", roles="", controllers="c1:9094", start_describe=lambda: describing,
+        zk_state=lambda ids: {"controller": 3001, "brokers": {"1": None, "2": {}, "7": None}},
+        quorum=lambda: helper.quorum_rows(REPLICATION),
+        archived=lambda main_class, returncode: None)
+    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
+    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    assert helper.health(tools, ["1", "2", "7"], max_lag=1000) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems"] == ["brokers not registered under the chroot: 7"]
+    assert report["registered"] == ["1", "2"]

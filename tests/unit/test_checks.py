@@ -478,10 +478,11 @@ def kraft(*racks: str) -> Spec:
     return spec
 
 
-def test_controllers_beside_an_ensemble_are_a_migration_no_role_runs() -> None:
+def test_controllers_beside_an_ensemble_are_a_migration_site_yml_does_not_run() -> None:
     found = errors_of(with_controllers("a", "b", "c"))
     assert [(f.rule, f.hosts) for f in found] == [("KR-05", ("c1", "c2", "c3"))]
     assert "remove the zookeeper group" in found[0].fix
+    assert "playbooks/kraft_migration.yml" in found[0].fix
 
 
 def test_a_kraft_cluster_needs_no_ensemble_and_names_its_quorum() -> None:

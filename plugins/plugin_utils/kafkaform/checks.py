@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, inputs, model, secrets, security_steps, topics
+from . import acls, inputs, kraft_migration, model, secrets, security_steps, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import (
     CLUSTER_DEFAULTS,
@@ -228,12 +228,16 @@ def combined_mode(view: InventoryView) -> Iterator[Finding]:
 
 def controllers_installed(view: InventoryView) -> Iterator[Finding]:
     controllers = view.members(model.KAFKA_CONTROLLER)
-    if controllers and view.members(model.ZOOKEEPER):
+    if controllers and view.members(model.ZOOKEEPER) \
+            and not view.cluster_var("kafka_kraft_migration"):
         yield Finding(cite("KR-05"),
                       "the kafka_controller group declares KRaft controllers beside a ZooKeeper "
-                      "ensemble: a migration from ZooKeeper, which no role of this release runs",
-                      "for a new KRaft cluster remove the zookeeper group; for a ZooKeeper-mode "
-                      "cluster remove the kafka_controller group", tuple(controllers))
+                      "ensemble: a migration from ZooKeeper to KRaft, which site.yml does not run",
+                      "to migrate a running cluster run playbooks/kraft_migration.yml, and once "
+                      "it finalized set kafka_kraft_migration: finalized (README, \"Migrating to "
+                      "KRaft\"); for a new KRaft cluster remove the zookeeper group; for a "
+                      "ZooKeeper-mode cluster remove the kafka_controller group",
+                      tuple(controllers))
     brokers = set(view.members(model.KAFKA_BROKER))
     combined = [h for h in controllers if h in brokers]
     if combined:
@@ -370,6 +374,24 @@ def listener_ports(view: InventoryView) -> Iterator[Finding]:
                           "kafka_broker_extra_listeners, kafka_broker_metrics_port, "
                           "kafka_plaintext_port: while securing in place, move "
                           "kafka_broker_port, e.g. to 9093)", (broker.host,))
+
+
+def kraft_migration_state(view: InventoryView) -> Iterator[Finding]:
+    """kafka_kraft_migration names a state of the migration, on a cluster with both a ZooKeeper
+    ensemble and controllers (KR-09)."""
+    state = str(view.cluster_var("kafka_kraft_migration") or "")
+    if not state:
+        return
+    hosts = tuple(view.members(model.KAFKA_CONTROLLER)) or tuple(view.cluster_hosts()[:1])
+    if state not in kraft_migration.PHASES:
+        yield Finding(cite("KR-09"), f"kafka_kraft_migration is {state!r}",
+                      "leave it unset while playbooks/kraft_migration.yml runs the migration, "
+                      f"and set it to {kraft_migration.FINALIZED} once it has finalized", hosts)
+    elif state != kraft_migration.FINALIZED and (
+            not view.members(model.KAFKA_CONTROLLER) or not view.members(model.ZOOKEEPER)):
+        yield Finding(cite("KR-09"), f"kafka_kraft_migration is {state}, but a migration needs "
+                      "both the zookeeper group it leaves and the kafka_controller group it "
+                      "moves to", "declare both groups, or remove kafka_kraft_migration", hosts)
 
 
 def security_migration(view: InventoryView) -> Iterator[Finding]:
@@ -749,6 +771,7 @@ RULES: tuple[Rule, ...] = (
     controller_racks,
     combined_mode,
     controllers_installed,
+    kraft_migration_state,
     brokers_span_racks,
     replication,
     spark_needs_master,

@@ -27,6 +27,9 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     # KRaft mode: the id every node's storage is formatted with; empty means one derived from
     # kafka_cluster_name (kafkaform.model.cluster_id). KR-07
     "kafka_cluster_id": "",
+    # Where a migration from ZooKeeper to KRaft stands: playbooks/kraft_migration.yml sets it for
+    # each phase it runs; set it to finalized in the inventory once the migration is over. KR-09
+    "kafka_kraft_migration": "",
     # ZooKeeper chroot of the cluster's metadata; empty means /kafka/<kafka_cluster_name>. KB-05
     "kafka_zookeeper_chroot": "",
     # Replicas of every new topic. TR-01

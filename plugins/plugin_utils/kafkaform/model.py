@@ -52,6 +52,9 @@ class InventoryView:
     #: source of the host again on each lookup, and the model reads dozens per host.
     _host_vars: dict[str, Mapping[str, Any]] = field(default_factory=dict, compare=False,
                                                      repr=False)
+    #: Cluster settings the running playbook sets where the inventory sets none (e.g.
+    #: kafka_kraft_migration while playbooks/kraft_migration.yml runs).
+    run_settings: Mapping[str, Any] = field(default_factory=dict)
 
     def members(self, group: str) -> list[str]:
         return list(self.groups.get(group, ()))
@@ -83,6 +86,8 @@ class InventoryView:
         value = self._cluster_values[key]
         if value is not None:
             return value
+        if self.run_settings.get(key) is not None:
+            return self.run_settings[key]
         return role_default(key) if default is None else default
 
 
@@ -225,12 +230,16 @@ class Cluster:
     #: The id every node's storage is formatted with (KRaft mode): kafka_cluster_id, or one
     #: derived from the cluster's name, so every run computes the same without keeping state.
     cluster_id: str = ""
+    #: Where a migration from ZooKeeper to KRaft stands (kafka_kraft_migration, KR-09): empty,
+    #: or a state of kafkaform.kraft_migration.STATES.
+    kraft_migration: str = ""
 
     @property
     def metadata_mode(self) -> str:
-        """``kraft`` when the cluster has controllers and no ZooKeeper ensemble, else
-        ``zookeeper``."""
-        return "kraft" if self.controllers and not self.ensemble else "zookeeper"
+        """The brokers' mode: ``kraft`` when the cluster has controllers and no ZooKeeper
+        ensemble, or a migration brought its brokers to KRaft; else ``zookeeper``."""
+        migrated = self.kraft_migration in ("kraft_brokers", "finalized")
+        return "kraft" if self.controllers and (not self.ensemble or migrated) else "zookeeper"
 
     @property
     def controller_quorum_voters(self) -> str:
@@ -481,4 +490,5 @@ def build(view: InventoryView) -> Cluster:
         security_migration=str(view.cluster_var("kafka_security_migration") or ""),
         controllers=controllers(view),
         cluster_id=cluster_id(view),
+        kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),
     )

@@ -59,6 +59,8 @@ ALERT_RULE_TESTS = "tests/promtool/alerts.test.yml"
 CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
 STORAGE_TASKS = "roles/kafka_broker/tasks/storage.yml"
 RESTART_TASKS = "roles/kafka_broker/tasks/restart.yml"
+MIGRATION_PLAYBOOK = "playbooks/kraft_migration.yml"
+MIGRATION_STATES = f"{_PKG}/kraft_migration.py"
 CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
 
@@ -296,11 +298,13 @@ CATALOGUE: tuple[Rule, ...] = (
          (PREFLIGHT,)),
     Rule("KR-05", "Controllers are declared only where kafkaform installs them",
          "This release builds a new cluster in KRaft mode (controllers, no ZooKeeper ensemble) "
-         "with dedicated controllers. Controllers beside a ZooKeeper ensemble would be a "
-         "migration, and a controller on a broker's host combined mode, which no role of this "
-         "release installs: the run would leave them out, silently.",
+         "with dedicated controllers, and migrates a ZooKeeper-mode cluster with its own "
+         "playbook. Controllers beside a ZooKeeper ensemble outside a migration, or a controller "
+         "on a broker's host (combined mode, which no role of this release installs), would be "
+         "left out of the run, silently.",
          "For a KRaft cluster, declare controllers and no zookeeper group, each controller on a "
-         "host of its own; for a ZooKeeper-mode cluster, remove the kafka_controller group.",
+         "host of its own; to migrate, run playbooks/kraft_migration.yml (KR-09); for a "
+         "ZooKeeper-mode cluster, remove the kafka_controller group.",
          (PREFLIGHT,)),
     Rule("KR-06", "The controller listener speaks mutual TLS, and only the cluster's own nodes "
          "and tools are authorized on it",
@@ -324,6 +328,16 @@ CATALOGUE: tuple[Rule, ...] = (
          "broker registration, until it returns.",
          "Let the role roll its restarts; kafka_controller_max_lag bounds the lag it accepts.",
          (RESTART_TASKS,)),
+    Rule("KR-09", "A ZooKeeper-mode cluster moves to KRaft one phase per rolling restart, "
+         "stops at a soak point, and finalizes only when asked",
+         "Kafka's migration passes through states where controllers, brokers and ZooKeeper must "
+         "agree: a broker rolled out of order, or controllers leaving migration mode before every "
+         "broker runs KRaft, leaves a cluster that neither mode can serve; finalizing ends the "
+         "way back to ZooKeeper mode.",
+         "Run playbooks/kraft_migration.yml: controllers, dual_write (the soak point), "
+         "kraft_brokers, then -e kraft_migration_finalize=true; set kafka_kraft_migration: "
+         "finalized afterwards.",
+         (PREFLIGHT, MIGRATION_STATES, MIGRATION_PLAYBOOK)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "

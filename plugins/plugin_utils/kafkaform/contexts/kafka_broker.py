@@ -19,6 +19,7 @@ from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
+from ..kraft_migration import MIGRATION_KEY, NodeMode, node_mode
 from ..model import (
     BROKER_LISTENER,
     CLIENT_LISTENER,
@@ -118,7 +119,8 @@ MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "list
               "unclean.leader.election.enable", "auto.create.topics.enable",
               "controlled.shutdown.enable", "listener.security.protocol.map",
               "inter.broker.listener.name", "super.users", "node.id", "process.roles",
-              "controller.quorum.voters", "controller.listener.names", "metadata.log.dir")
+              "controller.quorum.voters", "controller.listener.names", "metadata.log.dir",
+              MIGRATION_KEY)
 
 #: Keys the role renders from its own variables: set the variable, not an extra property.
 VARIABLE_KEYS = {
@@ -171,6 +173,9 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+#: A broker of a cluster in ZooKeeper mode, not migrating.
+ZOOKEEPER_BROKER = node_mode(controller=False, metadata_mode="zookeeper", migration="")
+
 #: The principal every broker's certificate maps to (its subject's OU, see kafkaform.pki): one
 #: super user for the whole cluster, so adding a broker changes no other broker's configuration.
 BROKER_PRINCIPAL = "kafka-broker"
@@ -187,10 +192,10 @@ AUTHORIZERS = {"zookeeper": "kafka.security.authorizer.AclAuthorizer",
 SASL_MECHANISM = "SCRAM-SHA-512"
 
 
-def super_users(users: Any, kraft: bool = False) -> list[str]:
-    """``User:`` principals of super.users: the brokers (and in KRaft mode the controllers), then
-    every declared superuser."""
-    names = [BROKER_PRINCIPAL, *([CONTROLLER_PRINCIPAL] if kraft else [])]
+def super_users(users: Any, controllers: bool = False) -> list[str]:
+    """``User:`` principals of super.users: the brokers (and on a node that talks to the KRaft
+    quorum the controllers), then every declared superuser."""
+    names = [BROKER_PRINCIPAL, *([CONTROLLER_PRINCIPAL] if controllers else [])]
     for user in users if isinstance(users, list) else []:
         if isinstance(user, Mapping) and user.get("superuser") is True \
                 and user.get("state", "present") == "present":
@@ -205,7 +210,8 @@ def principal_rule(principal: str) -> str:
 
 
 def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
-                        users: Any, migration: str = "", kraft: bool = False) -> dict[str, str]:
+                        users: Any, migration: str = "",
+                        mode: NodeMode = ZOOKEEPER_BROKER) -> dict[str, str]:
     """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
     SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
     from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret.
@@ -215,16 +221,21 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
     at the plaintext_replication step brokers still replicate over it and write znodes without
     ACLs, as the brokers not yet restarted do.
 
-    In KRaft mode (``kraft``, KR-06) the CONTROLLER listener takes client certificates too, the
-    controllers' principal is a super user and ACLs live in the metadata log; a controller has no
-    other listener."""
+    A node that talks to the KRaft quorum (``mode``, KR-06) trusts the controllers' principal as a
+    super user, and the CONTROLLER listener takes client certificates too; a KRaft node keeps its
+    ACLs in the metadata log. A controller has no other listener, but while it migrates a cluster
+    from ZooKeeper (KR-09) it dials the brokers' BROKER listener as their controller."""
+    kraft, knows_quorum = mode.kraft, mode.knows_quorum
     secret = f"${{file:{tls['secrets']}:keystore.password}}"
     plaintext_replication = migration == "plaintext_replication"
     listeners = list(broker["listeners"])
     names = {lst["name"] for lst in listeners}
-    if kraft and CONTROLLER_LISTENER not in names:
+    if knows_quorum and CONTROLLER_LISTENER not in names:
         # A broker dials the controllers' listener: it needs that listener's protocol.
         listeners.append({"name": CONTROLLER_LISTENER, "protocol": "SSL"})
+    dials_brokers = kraft and mode.migrating and BROKER_LISTENER not in names
+    if dials_brokers:
+        listeners.append({"name": BROKER_LISTENER, "protocol": "SSL"})
     props = {
         "listener.security.protocol.map": ",".join(f"{lst['name']}:{lst['protocol']}"
                                                    for lst in listeners),
@@ -245,17 +256,17 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
         # in KRaft mode OU=kafka-controller a controller).
         "ssl.principal.mapping.rules": ",".join([
             principal_rule(BROKER_PRINCIPAL),
-            *([principal_rule(CONTROLLER_PRINCIPAL)] if kraft else []), "DEFAULT"]),
+            *([principal_rule(CONTROLLER_PRINCIPAL)] if knows_quorum else []), "DEFAULT"]),
         "sasl.enabled.mechanisms": SASL_MECHANISM,
         "authorizer.class.name": AUTHORIZERS["kraft" if kraft else "zookeeper"],
         "allow.everyone.if.no.acl.found": "false",
-        "super.users": ";".join(super_users(users, kraft)
+        "super.users": ";".join(super_users(users, knows_quorum)
                                 + (["User:ANONYMOUS"] if migration else [])),
     }
-    if BROKER_LISTENER in names:
+    if BROKER_LISTENER in names or dials_brokers:
         props["inter.broker.listener.name"] = \
             PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER
-    if not kraft:
+    if mode.zookeeper_client:
         props["zookeeper.set.acl"] = "false" if plaintext_replication else "true"
     for lst in broker["listeners"]:
         if lst["protocol"] == "SASL_SSL":
@@ -300,13 +311,23 @@ def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int) -> di
     }
 
 
-def controller_properties(cluster: Mapping[str, Any],
-                          controller: Mapping[str, Any]) -> dict[str, str]:
+def migration_properties(cluster: Mapping[str, Any], mode: NodeMode) -> dict[str, str]:
+    """What a node migrating the cluster from ZooKeeper (KR-09) adds: the migration switch, and
+    for a controller the ensemble it copies and then writes."""
+    if not mode.migrating:
+        return {}
+    return {MIGRATION_KEY: "true",
+            **({"zookeeper.connect": str(cluster["zookeeper_connect"])} if mode.kraft else {})}
+
+
+def controller_properties(cluster: Mapping[str, Any], controller: Mapping[str, Any],
+                          mode: NodeMode) -> dict[str, str]:
     """server.properties values the cluster model decides for one KRaft controller."""
     return {
         **kraft_properties(cluster, "controller", int(controller["node_id"])),
         "listeners": f"{CONTROLLER_LISTENER}://{controller['address']}:{controller['port']}",
         "log.dirs": str(controller["metadata_dir"]),
+        **migration_properties(cluster, mode),
     }
 
 
@@ -320,13 +341,17 @@ def controller_node(controller: Mapping[str, Any]) -> dict[str, Any]:
             "log_dirs": [controller["metadata_dir"]], "listeners": [listener]}
 
 
-def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any]) -> dict[str, str]:
+def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
+                     mode: NodeMode) -> dict[str, str]:
     """server.properties values the cluster model decides for one broker."""
-    kraft = cluster.get("metadata_mode") == "kraft"
     props = {
-        **(kraft_properties(cluster, "broker", int(broker["id"])) if kraft
+        **(kraft_properties(cluster, "broker", int(broker["id"])) if mode.kraft
            else {"broker.id": str(broker["id"]),
-                 "zookeeper.connect": str(cluster["zookeeper_connect"])}),
+                 "zookeeper.connect": str(cluster["zookeeper_connect"]),
+                 **migration_properties(cluster, mode),
+                 **({"controller.quorum.voters": str(cluster["controller_quorum_voters"]),
+                     "controller.listener.names": CONTROLLER_LISTENER}
+                    if mode.knows_quorum else {})}),
         "listeners": ",".join(f"{lst['name']}://{lst['address']}:{lst['port']}"
                               for lst in broker["listeners"]),
         "advertised.listeners": ",".join(f"{lst['name']}://{lst['advertised_host']}:{lst['port']}"
@@ -423,8 +448,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     them first.
     """
     problems = settings_problems(settings)
-    kraft = cluster.get("metadata_mode") == "kraft"
-    controller = cluster.get("controllers_by_host", {}).get(host) if kraft else None
+    controller = cluster.get("controllers_by_host", {}).get(host)
+    mode = node_mode(controller is not None, str(cluster.get("metadata_mode", "zookeeper")),
+                     str(cluster.get("kraft_migration") or ""))
+    kraft = mode.kraft
     broker = cluster["brokers_by_host"].get(host) if controller is None \
         else controller_node(controller)
     if broker is None:
@@ -457,9 +484,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "secrets": f"{tls_dir}/secrets.properties",
     }
     migration = str(cluster.get("security_migration") or "")
-    security = security_properties(broker, tls, get("users"), migration, kraft)
-    model = model_properties(cluster, broker) if controller is None \
-        else controller_properties(cluster, controller)
+    security = security_properties(broker, tls, get("users"), migration, mode)
+    model = model_properties(cluster, broker, mode) if controller is None \
+        else controller_properties(cluster, controller, mode)
     # A controller serves no topic: the brokers' settings below are not its.
     broker_only = {} if controller else {
         "num.partitions": str(int(get("num_partitions"))),
@@ -482,7 +509,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         **broker_only,
         "num.network.threads": str(network),
         "num.io.threads": str(io),
-        **({} if kraft else {
+        **({} if not mode.zookeeper_client else {
             "zookeeper.session.timeout.ms": str(int(get("zookeeper_session_timeout_ms")))}),
     }
     extra = {str(k): _as_text(v) for k, v in get("extra_properties").items()}
@@ -548,7 +575,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         f"-Dkafka.logs.dir={log_dir}",
         f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties",
         # SE-07: the brokers' ZooKeeper login (the Client section).
-        *([] if kraft else [f"-Djava.security.auth.login.config={jaas}"]),
+        *([f"-Djava.security.auth.login.config={jaas}"] if mode.zookeeper_client else []),
         *jmx_options,
         *([metrics["option"]] if metrics["enabled"] else []),
         *[str(o) for o in get("jvm_extra_opts")],
@@ -576,7 +603,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "log_dir": log_dir,
         "install_dir": install_dir,
         "log_dirs": list(broker["log_dirs"]),
-        "zookeeper_connect": "" if kraft else str(cluster["zookeeper_connect"]),
+        "zookeeper_connect": str(cluster["zookeeper_connect"]) if mode.zookeeper_client else "",
+        # The node logs in to ZooKeeper (its JAAS file and secret, SE-07).
+        "zookeeper_client": mode.zookeeper_client,
         # zookeeper, or kraft: then process_roles says whether this node is a broker or a
         # controller, and its storage is formatted with cluster_id (KR-07).
         "metadata_mode": "kraft" if kraft else "zookeeper",
@@ -586,7 +615,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "principal": CONTROLLER_PRINCIPAL if controller else BROKER_PRINCIPAL,
         # What the node is, as its unit and server.properties describe it.
         "kind": "controller" if controller else "broker",
-        "mode_note": "KRaft mode" if kraft else "ZooKeeper mode (no process.roles)",
+        "mode_note": ("KRaft mode" if kraft else "ZooKeeper mode (no process.roles)")
+        + (", migrating the cluster from ZooKeeper to KRaft" if mode.migrating else ""),
         # Every Kafka node's id by host: the roll's member ids.
         "ids_by_host": {**{b["host"]: int(b["id"]) for b in cluster["brokers"]},
                         **{c["host"]: int(c["node_id"])
@@ -628,7 +658,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # quorum): it restarts for them.
         "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
-                          tls["secrets"], *([] if kraft else [jaas]), jmx["config"],
+                          tls["secrets"], *([jaas] if mode.zookeeper_client else []), jmx["config"],
                           jmx["password_file"], jmx["access_file"], jmx["ssl_config"],
                           *([tls["keystore"], tls["trust"]] if controller else [])],
         # The admin helper's arguments for the health gate of the roll and of the converge.

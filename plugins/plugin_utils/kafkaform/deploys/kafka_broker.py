@@ -216,13 +216,14 @@ def kafka_broker() -> None:
     if KAFKA_BROKER not in host.groups:
         return
     s = settings()
-    kb = kafka_broker_context(cluster(), host.name, s)
-    if kb["metadata_mode"] == "kraft":
-        # Formatting storage and the quorum's gates are the roles' alone for now.
-        raise DeployError(f"{host.name}: the inventory declares a cluster in KRaft mode "
-                          "(kafka_controller, no zookeeper), which the pyinfra deploys do not "
+    model = cluster()
+    kb = kafka_broker_context(model, host.name, s)
+    if model["controllers"]:
+        # Formatting storage, the quorum's gates and the migration are the roles' alone for now.
+        raise DeployError(f"{host.name}: the inventory declares KRaft controllers (a cluster in "
+                          "KRaft mode, or migrating to it), which the pyinfra deploys do not "
                           "build yet; converge it with the roles: ansible-playbook "
-                          "kafkaform.platform.site")
+                          "kafkaform.platform.site, or kafkaform.platform.kraft_migration")
     _security_gate(kb)
     helper = _install(kb, s)
     restart_ops, unit = _configure(kb, str(s["kafka_broker_version"]))
