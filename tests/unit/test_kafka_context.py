@@ -242,3 +242,17 @@ def test_a_kraft_extra_property_may_not_change_what_the_model_decides() -> None:
     with pytest.raises(ValueError, match=r"process\.roles=broker,controller contradicts"):
         kafka_broker_context(kraft_cluster(), "k1", {
             "kafka_broker_extra_properties": {"process.roles": "broker,controller"}})
+
+
+def test_brokers_and_controllers_gate_on_one_metadata_lag_set_for_the_cluster() -> None:
+    """kafka_controller_max_lag set with the controllers' group variables reaches the brokers'
+    gate too: one value for the whole roll (KR-08)."""
+    from tests.unit.test_checks import kraft
+
+    spec = kraft("a", "b", "c")
+    for host_vars in spec["kafka_controller"].values():
+        host_vars["kafka_controller_max_lag"] = 250
+    built = model.build(view_of(spec)).to_dict()
+    for host in ("c1", "k1"):
+        args = kafka_broker_context(built, host, {})["health_args"]
+        assert args[args.index("--max-lag") + 1] == "250", host

@@ -240,7 +240,8 @@ def controllers_installed(view: InventoryView) -> Iterator[Finding]:
                       tuple(controllers))
     brokers = set(view.members(model.KAFKA_BROKER))
     combined = [h for h in controllers if h in brokers]
-    if combined:
+    # Without kafka_controller_combined, KR-04 names these hosts already.
+    if combined and as_bool(view.cluster_var("kafka_controller_combined")):
         yield Finding(cite("KR-05"),
                       "runs both a KRaft controller and a broker (combined mode), which no role "
                       "of this release installs", "give each controller a host of its own",

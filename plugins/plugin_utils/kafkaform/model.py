@@ -233,6 +233,9 @@ class Cluster:
     #: Where a migration from ZooKeeper to KRaft stands (kafka_kraft_migration, KR-09): empty,
     #: or a state of kafkaform.kraft_migration.STATES.
     kraft_migration: str = ""
+    #: The most records a node may lag the metadata log's leader and count as caught up
+    #: (kafka_controller_max_lag), for the controllers' and the brokers' gates alike (KR-08).
+    metadata_max_lag: int = 0
 
     @property
     def metadata_mode(self) -> str:
@@ -491,4 +494,5 @@ def build(view: InventoryView) -> Cluster:
         controllers=controllers(view),
         cluster_id=cluster_id(view),
         kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),
+        metadata_max_lag=as_int(view.cluster_var("kafka_controller_max_lag")) or 0,
     )

@@ -588,7 +588,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     # the metadata log (KR-08), and for brokers every partition fully replicated (OP-02).
     members = controller_ids if controller else broker_ids
     health_args = ["health", "--ids", ",".join(map(str, members)),
-                   *(["--max-lag", str(int(setting(settings, "kafka_controller_max_lag")))]
+                   *(["--max-lag", str(int(cluster["metadata_max_lag"]))]
                      if kraft else []),
                    "--wait", str(health_wait_s)]
     return {
