@@ -166,8 +166,9 @@ def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
 
 
 def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_once: bool,
-               throughput: int) -> bool:
-    """Run ``action(hosts, boot, ids)`` under load; it returns False when it failed itself."""
+               throughput: int, report: Any = None) -> bool:
+    """Run ``action(hosts, boot, ids)`` under load; it returns False when it failed itself.
+    ``report(events)``, when given, reads the producer's events before the count."""
     hosts, boot, ids = brokers(inventory)
     client = hosts[-1]
     topic = f"kf.drill-{name}-{int(time.time())}"
@@ -178,7 +179,43 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     acted = action(hosts, boot, ids) is not False
     time.sleep(seconds)
     events = stop_producer(client, run)
+    if report is not None:
+        report(events)
     return validate(name, events, consume(client, boot, topic), exactly_once) and acted
+
+
+def phase_report(label: str, events: list[dict[str, Any]], start: float, end: float) -> str:
+    """Acknowledged writes per second within [start, end] (epoch seconds) and the longest wait
+    between two of them: the producer sends at a fixed rate, so a stall shows as a gap."""
+    acks = sorted(t for e in events if e.get("name") == "producer_send_success"
+                  and start <= (t := e["timestamp"] / 1000) <= end)
+    gaps = [b - a for a, b in zip([start, *acks], [*acks, end], strict=True)]
+    return (f"{label}: {end - start:.1f} s, {len(acks) / max(end - start, 1e-9):.0f} acked/s, "
+            f"longest wait for an ack {max(gaps):.2f} s")
+
+
+def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tuple[str, ...]]],
+                      seconds: float, throughput: int, check: Any = None) -> bool:
+    """Run each (label, playbook, extra arguments) in turn under one producer, with ``seconds``
+    of steady state before and after; print each phase's time, acknowledged rate and longest
+    wait against the steady state's, then the no-loss count. ``check(hosts)`` judges the end."""
+    windows: list[tuple[str, float]] = []
+
+    def run_phases(hosts: list[str], boot: str, ids: list[int]) -> bool:
+        windows.append(("steady state before", time.time()))
+        time.sleep(seconds)
+        for label, name_of_playbook, extra in phases:
+            windows.append((label, time.time()))
+            playbook(inventory, name_of_playbook, *extra)
+        windows.append(("steady state after", time.time()))
+        return bool(check(hosts)) if check is not None else True
+
+    def report(events: list[dict[str, Any]]) -> None:
+        ends = [start for _, start in windows[1:]] + [time.time()]
+        for (label, start), end in zip(windows, ends, strict=True):
+            print(f"{name} phase {phase_report(label, events, start, end)}")
+
+    return under_load(inventory, name, run_phases, seconds, False, throughput, report)
 
 
 def main_pids(hosts: list[str]) -> dict[str, str]:
@@ -319,27 +356,23 @@ def main() -> int:
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)
     if args.drill == "rollback":  # never part of all: it needs a ZooKeeper-mode cluster
-        def rollback(hosts: list[str], boot: str, ids: list[int]) -> bool:
-            took = playbook(args.inventory, "kraft_migration.yml")
-            print(f"migration to the soak point under load: {took:.1f} s")
-            took = playbook(args.inventory, "kraft_rollback.yml")
+        def back_in_zookeeper_mode(hosts: list[str]) -> bool:
             modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."
                                     f"enable)=' {SERVER_PROPERTIES} || true").strip()
                      for host in hosts}
             back = all(count == "0" for count in modes.values())
-            print(f"rollback to ZooKeeper mode under load: {took:.1f} s; brokers in ZooKeeper "
-                  f"mode: {'all' if back else modes}")
+            print(f"brokers in ZooKeeper mode after the rollback: {'all' if back else modes}")
             return back
-        ok &= under_load(args.inventory, "rollback", rollback, args.seconds, False,
-                         args.throughput)
+        ok &= phases_under_load(args.inventory, "rollback", [
+            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
+            ("rollback to ZooKeeper mode", "kraft_rollback.yml", ()),
+        ], args.seconds, args.throughput, back_in_zookeeper_mode)
     if args.drill == "migrate":  # never part of all: it needs a ZooKeeper-mode cluster to migrate
-        def migrate(hosts: list[str], boot: str, ids: list[int]) -> None:
-            for phase, extra in (("controllers and dual_write (to the soak point)", ()),
-                                 ("kraft_brokers", ("-e", "kraft_migration_phase=kraft_brokers")),
-                                 ("finalized", ("-e", "kraft_migration_finalize=true"))):
-                took = playbook(args.inventory, "kraft_migration.yml", *extra)
-                print(f"migration phase {phase} under load: {took:.1f} s")
-        ok &= under_load(args.inventory, "migrate", migrate, args.seconds, False, args.throughput)
+        ok &= phases_under_load(args.inventory, "migrate", [
+            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
+            ("kraft_brokers", "kraft_migration.yml", ("-e", "kraft_migration_phase=kraft_brokers")),
+            ("finalized", "kraft_migration.yml", ("-e", "kraft_migration_finalize=true")),
+        ], args.seconds, args.throughput)
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):
