@@ -197,3 +197,17 @@ def test_a_stopped_controller_sends_the_migration_back_to_its_controllers_phase(
     found = standing({"b0": "dual_write"}, {"c0": "migrating", "c1": "migrating"}, stopped=["c1"])
     assert (found.state, found.complete) == ("controllers", False)
     assert kraft_migration.rollback_steps(found)[0] == list(kraft_migration.ROLLBACK_STEPS)
+
+
+def test_nodes_that_talk_to_the_quorum_restart_for_new_tls_material() -> None:
+    """A broker's connection to the controllers keeps the certificate and trust bundle it
+    started with: a node that talks to the quorum restarts for new ones, where a ZooKeeper-mode
+    broker reloads them running (SE-02)."""
+    def restarts_for_tls(cluster: dict[str, Any], host: str) -> bool:
+        context = kafka_broker_context(cluster, host, {})
+        return context["tls"]["keystore"] in context["restart_files"]
+
+    assert not restarts_for_tls(migrating("controllers"), "k1")
+    assert restarts_for_tls(migrating("controllers"), "c1")
+    assert restarts_for_tls(migrating("dual_write"), "k1")
+    assert restarts_for_tls(migrating("kraft_brokers"), "k1")

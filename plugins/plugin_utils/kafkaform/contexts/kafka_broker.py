@@ -653,14 +653,14 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "read_write_paths": [*broker["log_dirs"], log_dir],
         "sandbox": sandbox(),
         # OP-03: the files the broker reads only at start; it restarts when one changed after it
-        # started. The TLS stores are not among them: the running broker reloads them (SE-02).
-        # A controller is not told to reload them (its dynamic configuration goes through the
-        # quorum): it restarts for them.
+        # started. The TLS stores are not among them for a ZooKeeper-mode broker: the running
+        # broker reloads them (SE-02). A node that talks to the KRaft quorum restarts for them:
+        # its connection to the controllers keeps the certificate and trust it started with.
         "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
                           tls["secrets"], *([jaas] if mode.zookeeper_client else []), jmx["config"],
                           jmx["password_file"], jmx["access_file"], jmx["ssl_config"],
-                          *([tls["keystore"], tls["trust"]] if controller else [])],
+                          *([tls["keystore"], tls["trust"]] if mode.knows_quorum else [])],
         # The admin helper's arguments for the health gate of the roll and of the converge.
         "health_args": health_args,
         "health_wait_s": health_wait_s,
