@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -184,14 +185,40 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     return validate(name, events, consume(client, boot, topic), exactly_once) and acted
 
 
-def phase_report(label: str, events: list[dict[str, Any]], start: float, end: float) -> str:
-    """Acknowledged writes per second within [start, end] (epoch seconds) and the longest wait
-    between two of them: the producer sends at a fixed rate, so a stall shows as a gap."""
+def scheduled_latencies(events: list[dict[str, Any]], throughput: int) -> list[tuple[float, float]]:
+    """(ack time, latency) of each acknowledged write, in seconds. VerifiableProducer's throttle
+    schedules its write i at start + i / throughput and catches up after a stall, and its value
+    ends in i; latency counts from that schedule, so a write held back by a stall counts the
+    whole stall (no coordinated omission), as a client writing at a steady rate sees it."""
+    start = next((e["timestamp"] / 1000 for e in events if e.get("name") == "startup_complete"),
+                 None)
+    if start is None:
+        return []
+    return [(e["timestamp"] / 1000,
+             e["timestamp"] / 1000 - start - int(str(e["value"]).rsplit(".", 1)[-1]) / throughput)
+            for e in events if e.get("name") == "producer_send_success"]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of ``values`` (not empty)."""
+    ranked = sorted(values)
+    return ranked[max(math.ceil(fraction * len(ranked)) - 1, 0)]
+
+
+def phase_report(label: str, events: list[dict[str, Any]], start: float, end: float,
+                 throughput: int) -> str:
+    """Acknowledged writes per second within [start, end] (epoch seconds), the longest wait
+    between two of them (the producer sends at a fixed rate, so a stall shows as a gap), and
+    the produce latency's p50 and p99 of the writes acknowledged within it."""
     acks = sorted(t for e in events if e.get("name") == "producer_send_success"
                   and start <= (t := e["timestamp"] / 1000) <= end)
     gaps = [b - a for a, b in zip([start, *acks], [*acks, end], strict=True)]
+    latencies = [late for acked, late in scheduled_latencies(events, throughput)
+                 if start <= acked <= end]
+    latency = (f", latency p50 {percentile(latencies, 0.5) * 1000:.0f} ms "
+               f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms" if latencies else "")
     return (f"{label}: {end - start:.1f} s, {len(acks) / max(end - start, 1e-9):.0f} acked/s, "
-            f"longest wait for an ack {max(gaps):.2f} s")
+            f"longest wait for an ack {max(gaps):.2f} s{latency}")
 
 
 def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tuple[str, ...]]],
@@ -213,7 +240,7 @@ def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tu
     def report(events: list[dict[str, Any]]) -> None:
         ends = [start for _, start in windows[1:]] + [time.time()]
         for (label, start), end in zip(windows, ends, strict=True):
-            print(f"{name} phase {phase_report(label, events, start, end)}")
+            print(f"{name} phase {phase_report(label, events, start, end, throughput)}")
 
     return under_load(inventory, name, run_phases, seconds, False, throughput, report)
 
