@@ -1,8 +1,11 @@
 """``roles/kafka_broker`` as a pyinfra deploy: the same security gate, install, files, TLS material
 and secrets, rolling restart (every broker registered and nothing under-replicated before each,
-the active controller last), declared topics, users and ACLs through the same admin helper.
+the active controller last), declared topics, users and ACLs through the same admin helper; and
+``roles/kafka_controller``, the same node as a KRaft controller (storage formatted once, the
+controllers rolled on the quorum's gate, the leader last).
 
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.kafka_broker.kafka_broker
+    pyinfra @kafkaform/inventory/kraft kafkaform.deploys.kafka_broker.kafka_controller
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .. import security_steps
 from ..acls import plan as acls_plan
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import kafka_broker_context
-from ..model import KAFKA_BROKER
+from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..paths import role_dir
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
@@ -44,6 +47,8 @@ from .base import (
 from .facts import CommandOutput, ServiceStale
 
 ROLE = "kafka_broker"
+#: The controllers' role: it runs this role's tasks with its own defaults beside them.
+CONTROLLER_ROLE = "kafka_controller"
 #: The admin helper every broker gets (roles/kafka_broker/vars/main.yml).
 ADMIN_SCRIPT = "/usr/local/sbin/kafkaform-kafka"
 #: Marks that Kafka's ZkSecurityMigrator ran at the tls_replication step of securing in place.
@@ -53,7 +58,9 @@ ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
 def settings(of: Host | None = None) -> dict[str, Any]:
     """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
     target = host if of is None else of
-    found = role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url", of=target)
+    found = {**role_settings(CONTROLLER_ROLE, of=target),
+             **role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url",
+                             of=target)}
     arch, cores = (target.get_fact(CommandOutput, argv=(
         "sh", "-c", "dpkg --print-architecture; nproc")) + "\n").split("\n")[:2]
     found["kafka_broker_java_home"] = (found.get("kafka_broker_java_home")
@@ -126,17 +133,19 @@ def _security(kb: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], bool]:
     group = kb["group"]
     files.directory(name="Create the TLS directory", path=kb["tls"]["dir"], user="root",
                     group=group, mode="750")
-    tls_changes = tls.certificate(list(kb["tls_names"]), "kafka-broker", group,
+    tls_changes = tls.certificate(list(kb["tls_names"]), kb["principal"], group,
                                   trust=kb["tls"]["trust"], keystore=kb["tls"]["keystore"])
     put_rendered("kafka_broker/admin-client.properties.j2", {ROLE: kb},
                  kb["admin_client_config"], group=group, mode="640")
     secret_values = {ROLE: kb, "kafka_broker_secrets": {
-        "keystore": secret("keystore"), "zookeeper": secret("zookeeper-kafka"),
+        "keystore": secret("keystore"),
+        "zookeeper": secret("zookeeper-kafka") if kb["zookeeper_client"] else "",
         "jmx": str(s["kafka_broker_jmx_password"])}}
     ops = [put_rendered("kafka_broker/secrets.properties.j2", secret_values,
-                        kb["tls"]["secrets"], group=group, mode="640"),
-           put_rendered("kafka_broker/kafka-jaas.conf.j2", secret_values, kb["jaas_file"],
-                        group=group, mode="640")]
+                        kb["tls"]["secrets"], group=group, mode="640")]
+    if kb["zookeeper_client"]:
+        ops.append(put_rendered("kafka_broker/kafka-jaas.conf.j2", secret_values,
+                                kb["jaas_file"], group=group, mode="640"))
     jmx = kb["jmx"]
     if jmx["enabled"]:
         ops += [
@@ -210,53 +219,86 @@ def _declared_changes(kb: dict[str, Any], s: dict[str, Any]) -> bool:
     return False
 
 
-@deploy("kafka_broker")
-def kafka_broker() -> None:
-    """The kafka_broker role on the hosts of the kafka_broker group (playbooks/kafka_broker.yml)."""
-    if KAFKA_BROKER not in host.groups:
+def _format_storage(kb: dict[str, Any], tool: list[str], changes: list[Any]) -> None:
+    """roles/kafka_broker/tasks/storage.yml: in KRaft mode, the log directories without
+    meta.properties formatted with the cluster id; a directory formatted for another cluster
+    stops the run (the helper names it). Asked of the host unless the helper or the files it reads
+    change in this run. KR-07"""
+    if kb["metadata_mode"] != "kraft":
         return
+    argv = [*tool, "storage", "--cluster-id", kb["cluster_id"],
+            "--owner", f"{kb['user']}:{kb['group']}"]
+    if not will_change(*changes):
+        # A refusal prints nothing on stdout: the run's own format then says why.
+        answer = host.get_fact(CommandOutput, argv=(
+            "sh", "-c", f"{shlex.join([*argv, '--dry-run'])} 2>/dev/null || true"))
+        try:
+            blank = json.loads(answer)["formatted"]
+        except (ValueError, KeyError, TypeError):
+            blank = True
+        if not blank:
+            return
+    server.shell(name="Format the log directories that are not yet, with the cluster id [KR-07]",
+                 commands=[shlex.join(argv)])
+
+
+def _kafka_node(group: str) -> None:
+    """One Kafka node of ``group``: a broker, or in KRaft mode a controller."""
     s = settings()
     model = cluster()
     kb = kafka_broker_context(model, host.name, s)
-    if model["controllers"]:
-        # Formatting storage, the quorum's gates and the migration are the roles' alone for now.
-        raise DeployError(f"{host.name}: the inventory declares KRaft controllers (a cluster in "
-                          "KRaft mode, or migrating to it), which the pyinfra deploys do not "
-                          "build yet; converge it with the roles: ansible-playbook "
-                          "kafkaform.platform.site, or kafkaform.platform.kraft_migration")
+    if str(model.get("kraft_migration") or "") not in ("", "finalized"):
+        # The migration's phases, soak point and rollback are the playbooks' alone.
+        raise DeployError(f"{host.name}: the cluster is migrating from ZooKeeper to KRaft "
+                          f"(kafka_kraft_migration: {model['kraft_migration']}), which only "
+                          "the playbooks run: ansible-playbook kafkaform.platform.kraft_migration "
+                          "(KR-09)")
+    if any(c.get("combined") for c in model["controllers"]):
+        raise DeployError(f"{host.name}: the inventory runs controllers combined with brokers "
+                          "(kafka_controller_combined), which the pyinfra deploys do not build; "
+                          "converge it with ansible-playbook kafkaform.platform.site (KR-04)")
+    controller = kb["process_roles"] == "controller"
     _security_gate(kb)
     helper = _install(kb, s)
     restart_ops, unit = _configure(kb, str(s["kafka_broker_version"]))
     secret_ops, tls_changes = _security(kb, s)
     if will_change(unit):
         systemd.daemon_reload(name="Reload systemd for the Kafka unit")
+    tool = admin(kb)
+    _format_storage(kb, tool, [helper, *restart_ops])
     started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
                               enabled=True)
-    members = play_hosts(KAFKA_BROKER)
+    members = play_hosts(group)
     contexts = member_contexts(ROLE, members, kb, context)
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
-    # restart left the broker stale. OP-03
+    # restart left the node stale. OP-03
     stale_now = host.get_fact(ServiceStale, service="kafka",
                               paths=tuple(kb["restart_files"]))["stale"]
-    might_restart = stale_now or will_change(*restart_ops, *secret_ops)
-    tool = admin(kb)
+    # A node that talks to the KRaft quorum restarts for new TLS material (it is among the
+    # files it reads at start); the others reload it. SE-02
+    tls_restarts = kb["tls"]["keystore"] in kb["restart_files"]
+    might_restart = (stale_now or will_change(*restart_ops, *secret_ops)
+                     or (tls_changes and tls_restarts))
     health = [*tool, *kb["health_args"]]  # each check waits on its own up to health_wait_s
     timeout_s = float(s["kafka_broker_restart_timeout_s"])
     roll_restarts(Roll(
-        service="kafka", rule="OP-02", members=tuple(contexts),
+        service="kafka", rule="KR-08" if controller else "OP-02", members=tuple(contexts),
         restart_files={m: c["restart_files"] for m, c in contexts.items()},
         gate_argv=health, health_argv=health, timeout_s=timeout_s,
         delay_s=float(kb["health_poll_s"]),
         last_key="controller", member_ids={m: str(c["id"]) for m, c in contexts.items()},
-        after_argv=[*tool, "elect"]), might_be_stale=might_restart)
+        # Controllers lead no partition: nothing to elect after their roll.
+        after_argv=[] if controller else [*tool, "elect"]), might_be_stale=might_restart)
     if will_change(started) or might_restart:
-        python.call(name="Wait until every broker is registered and nothing is under-replicated",
+        python.call(name="Wait until every node is registered and healthy",
                     function=_wait_healthy, argv=health, timeout_s=timeout_s,
                     poll_s=float(kb["health_poll_s"]), _run_once=True)
     # A broker that starts or restarts in this run reads its new certificate then. SE-02
-    if tls_changes and not (will_change(started) or might_restart):
+    if tls_changes and not (tls_restarts or will_change(started) or might_restart):
         server.shell(name="Load the new certificate and trust bundle into the running broker",
                      commands=[shlex.join([*tool, "reload-tls"])])
+    if controller:
+        return  # topics, users and ACLs are the brokers' play's
     # The role's run_once steps run on the first broker of the play, as Ansible's do: the admin
     # helper keeps what it set (the SCRAM users' password hashes) on the broker that ran it.
     first = members[0].name == host.name
@@ -266,6 +308,21 @@ def kafka_broker() -> None:
                     function=_converge_declared, kb=kb, topics=list(s["kafka_broker_topics"]),
                     users=list(s["kafka_broker_users"]), acls=list(s["kafka_broker_acls"]),
                     iterations=int(s["kafka_broker_scram_iterations"]))
+
+
+@deploy("kafka_controller")
+def kafka_controller() -> None:
+    """The kafka_controller role on the hosts of the kafka_controller group
+    (playbooks/kafka_controller.yml): KRaft controllers, before the brokers."""
+    if KAFKA_CONTROLLER in host.groups:
+        _kafka_node(KAFKA_CONTROLLER)
+
+
+@deploy("kafka_broker")
+def kafka_broker() -> None:
+    """The kafka_broker role on the hosts of the kafka_broker group (playbooks/kafka_broker.yml)."""
+    if KAFKA_BROKER in host.groups:
+        _kafka_node(KAFKA_BROKER)
 
 
 def _wait_healthy(argv: list[str], timeout_s: float, poll_s: float) -> None:

@@ -1,7 +1,8 @@
 """The platform in the order of ``playbooks/site.yml``, as pyinfra deploys.
 
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.site
-    pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.kafka   # ZooKeeper, then the brokers
+    pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.kafka   # ZooKeeper or the KRaft
+                                                                    # controllers, then the brokers
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.site.spark   # Spark, then the pipeline
 """
 
@@ -9,17 +10,18 @@ from __future__ import annotations
 
 from pyinfra.api.deploy import deploy
 
-from .kafka_broker import kafka_broker
+from .kafka_broker import kafka_broker, kafka_controller
 from .os_tuning import os_tuning
 from .spark_node import spark_node
 from .spark_pipeline import spark_pipeline
 from .zookeeper import zookeeper
 
 
-@deploy("kafka: ZooKeeper, then the brokers")
+@deploy("kafka: ZooKeeper, the KRaft controllers, then the brokers")
 def kafka() -> None:
-    """playbooks/zookeeper.yml, then playbooks/kafka_broker.yml."""
+    """playbooks/zookeeper.yml, playbooks/kafka_controller.yml, then playbooks/kafka_broker.yml."""
     zookeeper()
+    kafka_controller()
     kafka_broker()
 
 
@@ -32,7 +34,8 @@ def spark() -> None:
 
 @deploy("site")
 def site() -> None:
-    """playbooks/site.yml: OS tuning, ZooKeeper, the brokers, the Spark nodes, the pipeline."""
+    """playbooks/site.yml: OS tuning, ZooKeeper, the KRaft controllers, the brokers, the Spark
+    nodes, the pipeline."""
     os_tuning()
     kafka()
     spark()
