@@ -242,18 +242,23 @@ def serve_states(states: dict[str, dict[str, Any]]) -> tuple[ThreadingHTTPServer
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def apps_served(trust: Path, master: dict[str, Any],
-                *workers: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """The role's SP-10 probe against a master and workers in the given states."""
+def run_apps_served(trust: Path, master_url: str,
+                    worker_urls: list[str]) -> subprocess.CompletedProcess[str]:
+    """The role's SP-10 probe, as the role runs it, against these URLs."""
     script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
         "spark_node_apps_served_script"]
+    return subprocess.run([sys.executable, "-c", script, master_url, str(trust), *worker_urls],
+                          capture_output=True, text=True, check=False, timeout=30)
+
+
+def apps_served(trust: Path, master: dict[str, Any],
+                *workers: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """The SP-10 probe against a master and workers in the given states."""
     states = {"master": master, **{f"w{i}": w for i, w in enumerate(workers)}}
     server, url = serve_states(states)
     try:
-        return subprocess.run(
-            [sys.executable, "-c", script, f"{url}/master", str(trust),
-             *(f"{url}/w{i}" for i in range(len(workers)))],
-            capture_output=True, text=True, check=False, timeout=30)
+        return run_apps_served(trust, f"{url}/master",
+                               [f"{url}/w{i}" for i in range(len(workers))])
     finally:
         server.shutdown()
 
@@ -281,11 +286,7 @@ def test_the_master_restart_probe_fails_when_a_worker_does_not_answer(tmp_path: 
     silent = "http://127.0.0.1:9"  # the discard port: nothing listens there
     server, url = serve_states({"master": RUNNING})
     try:
-        script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
-            "spark_node_apps_served_script"]
-        ran = subprocess.run([sys.executable, "-c", script, f"{url}/master",
-                              str(make_ca(tmp_path)[0]), silent],
-                             capture_output=True, text=True, check=False, timeout=30)
+        ran = run_apps_served(make_ca(tmp_path)[0], f"{url}/master", [silent])
     finally:
         server.shutdown()
     assert ran.returncode == 1 and "cannot read" in ran.stderr
