@@ -28,6 +28,9 @@ beginning with the ConsoleConsumer and prints the counts:
 + rollback: the same cluster taken to the soak point, then back to ZooKeeper mode by
   ``playbooks/kraft_rollback.yml`` under load: every broker runs in ZooKeeper mode again, no
   controller runs, no acknowledged message lost.
++ upgrade: a KRaft cluster whose inventory raised kafka_broker_version, upgraded by
+  ``playbooks/kafka.yml`` under load: every controller and broker runs the new release after it,
+  metadata.version is the newest that release supports, no acknowledged message lost.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -58,7 +61,9 @@ from kafkaform.inventory import load as load_inventory
 
 ROOT = Path(__file__).resolve().parents[1]
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
-CP = "/opt/kafkaform/kafka/libs/*"
+# The release directory the install symlink points to when the tool starts: a tool running while
+# an upgrade flips the symlink keeps loading its own jars.
+CP = "$(readlink -f /opt/kafkaform/kafka)/libs/*"
 # The admin client configuration each broker carries (kafka_broker role): TLS as the brokers.
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 # The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
@@ -117,7 +122,7 @@ def wait_healthy(container: str, boot: str, ids: list[int], timeout: float = 300
 def create_topic(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> None:
     """The drill's topic: 6 partitions, 3 replicas, or one per broker on a smaller cluster."""
     replicas = min(3, len(boot.split(",")))
-    sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.TopicCommand "
+    sh(container, f"{JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.TopicCommand "
                   f"--bootstrap-server {boot} --command-config {config} "
                   f"--create --topic {topic} --partitions 6 "
                   f"--replication-factor {replicas}")
@@ -129,7 +134,7 @@ def start_producer(container: str, boot: str, topic: str, throughput: int,
     name stop_producer takes."""
     run = f"{topic}.{prefix}"
     sh(container, f"(cat {config}; printf '{PRODUCER_CONFIG}') > /tmp/{run}.properties; "
-                  f"nohup {JAVA} {TOOL_JVM} -cp '{CP}' org.apache.kafka.tools.VerifiableProducer "
+                  f"nohup {JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.VerifiableProducer "
                   f"--topic {topic} --bootstrap-server {boot} --max-messages -1 "
                   f"--value-prefix {prefix} "
                   f"--throughput {throughput} --producer.config /tmp/{run}.properties "
@@ -145,7 +150,7 @@ def stop_producer(container: str, run: str) -> list[dict[str, Any]]:
 
 
 def consume(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> list[str]:
-    out = sh(container, f"{JAVA} {TOOL_JVM} -cp '{CP}' "
+    out = sh(container, f"{JAVA} {TOOL_JVM} -cp \"{CP}\" "
                         "org.apache.kafka.tools.consumer.ConsoleConsumer "
                         f"--bootstrap-server {boot} --consumer.config {config} "
                         f"--topic {topic} --from-beginning "
@@ -304,6 +309,25 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     return ok
 
 
+def upgraded(inventory: str) -> bool:
+    """Every controller and broker runs the inventory's kafka_broker_version, and the cluster's
+    metadata.version is the newest that release supports (KR-10)."""
+    data = json.loads(subprocess.run(["ansible-inventory", "-i", inventory, "--list"],
+                                     capture_output=True, text=True, check=True).stdout)
+    hostvars = data["_meta"]["hostvars"]
+    nodes = [*data.get("kafka_controller", {}).get("hosts", []), *data["kafka_broker"]["hosts"]]
+    version = str(hostvars[nodes[-1]].get("kafka_broker_version", ""))
+    running = {host: f"/kafka-{version}/libs/" in sh(
+        host, "tr '\\0' ' ' < /proc/$(systemctl show -p MainPID --value kafka)/cmdline")
+        for host in nodes}
+    features = json.loads(sh(nodes[-1], "/usr/local/sbin/kafkaform-kafka --dry-run features"))
+    raised = features["finalized"] == features["supported"] and \
+        features["supported"].startswith(".".join(version.split(".")[:2]) + "-")
+    print(f"nodes running Kafka {version}: {sum(running.values())} of {len(nodes)}; "
+          f"metadata.version {features['finalized']} (newest supported {features['supported']})")
+    return all(running.values()) and raised
+
+
 def secured_admin_client(inventory: str, host: str) -> str:
     """admin-client.properties as the kafka_broker role renders it on ``host`` once the cluster
     is secured (kafka_security_migration unset, as the inventory leaves it)."""
@@ -348,7 +372,7 @@ def main() -> int:
     parser.add_argument("-i", "--inventory", required=True)
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
     parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
-                                            "all", "secure", "migrate", "rollback"],
+                                            "all", "secure", "migrate", "rollback", "upgrade"],
                         default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
@@ -400,6 +424,11 @@ def main() -> int:
             ("kraft_brokers", "kraft_migration.yml", ("-e", "kraft_migration_phase=kraft_brokers")),
             ("finalized", "kraft_migration.yml", ("-e", "kraft_migration_finalize=true")),
         ], args.seconds, args.throughput)
+    if args.drill == "upgrade":  # never part of all: it needs a KRaft cluster, version raised
+        ok &= phases_under_load(args.inventory, "upgrade", [
+            ("controllers, then brokers, onto the new release; metadata.version raised",
+             "kafka.yml", ()),
+        ], args.seconds, args.throughput, lambda hosts: upgraded(args.inventory))
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
     if args.drill in ("kill", "drills", "all"):

@@ -1,6 +1,7 @@
 """Filters over kafkaform's artifact catalog (kafkaform.catalog), the one place versions live.
 
 ``'kafka' | kafkaform.platform.release_version`` is the catalog's tested version;
+``'kafka' | kafkaform.platform.upgrade_version`` the 4.x release a KRaft cluster upgrades to;
 ``'kafka' | kafkaform.platform.release_url(version, root)`` is that release's archive URL under
 ``root`` (an internal mirror of the Apache distribution site), or under Apache's own when ``root``
 is empty. ``'4.0.0' | kafkaform.platform.spark_connector_urls(root)`` lists the URLs of the Kafka
@@ -24,6 +25,13 @@ def release_version(name: str) -> str:
     return CATALOG.component(name).version
 
 
+def upgrade_version(name: str) -> str:
+    """The release a cluster upgrades to: Kafka's first line without ZooKeeper mode (KR-10)."""
+    if name != "kafka":
+        raise KeyError(f"the catalog names an upgrade release for kafka only, not {name!r}")
+    return CATALOG.kafka_upgrade.version
+
+
 def release_url(name: str, version: str, root: str = "") -> str:
     return RELEASES[name](str(version)).url_on(str(root) or APACHE_DIST_ROOT)
 
@@ -37,5 +45,6 @@ class FilterModule:
         return {
             "release_version": release_version,
             "release_url": release_url,
+            "upgrade_version": upgrade_version,
             "spark_connector_urls": spark_connector_urls,
         }

@@ -224,20 +224,20 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
 
     monkeypatch.setattr(subprocess, "run", tool)
     tools = helper.Tools(args)
-    tools.run(helper.ACL_COMMAND, "--list", check=False)  # fails: its archive is dropped
+    tools.run(helper.ACL_COMMANDS[0], "--list", check=False)  # fails: its archive is dropped
     assert list(archives.iterdir()) == []
-    tools.run(helper.ACL_COMMAND, "--list")  # a clean exit: its archive is kept
+    tools.run(helper.ACL_COMMANDS[0], "--list")  # a clean exit: its archive is kept
     (kept,) = archives.iterdir()
     assert kept.name.startswith("AclCommand-") and not reads_archive()
-    helper.Tools(args).run(helper.ACL_COMMAND, "--list")
+    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")
     assert reads_archive() == [f"-XX:SharedArchiveFile={kept}"]
     # A JVM that aborts on its archive (a damaged file) drops it: the next run writes it anew.
-    helper.Tools(args).run(helper.ACL_COMMAND, "--list", check=False)
+    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list", check=False)
     assert list(archives.iterdir()) == []
-    helper.Tools(args).run(helper.ACL_COMMAND, "--list")
+    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")
     (kept,) = archives.iterdir()
     (libs / "kafka_2.13-3.9.2.jar").write_text("")  # an upgrade: the archive no longer serves
-    helper.Tools(args).run(helper.ACL_COMMAND, "--list")  # and its first run replaces it
+    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")  # and its first run replaces it
     assert not reads_archive()
     (newer,) = archives.iterdir()
     assert newer.name.startswith("AclCommand-") and newer != kept

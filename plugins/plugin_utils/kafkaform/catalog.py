@@ -9,6 +9,10 @@ Versions were chosen against what exists on Maven Central and PyPI, since Apache
 are unreachable from the build machines:
 
 * Kafka 3.9.2: newest 3.9.x of `org.apache.kafka:kafka_2.13` (3.9 is the last line with ZooKeeper).
+  What a new cluster runs, in ZooKeeper or KRaft mode.
+* Kafka 4.1.2: the release a cluster upgrades to once it runs in KRaft mode (4.x has no ZooKeeper
+  mode). Newest patch of the 4.1 line, whose upgrade notes cover 3.3 and later KRaft clusters; the
+  mirror carries both releases, so the upgrade is a version raised in the inventory.
 * ZooKeeper 3.8.4: the version Kafka 3.9.2's own POM depends on, so brokers and ensemble agree.
 * Spark 4.0.0: the only 4.x whose whole Kafka connector is on Maven Central. pyspark and
   `spark-sql-kafka-0-10_2.13` exist up to 4.1.x, but `spark-token-provider-kafka-0-10_2.13` (a
@@ -118,6 +122,7 @@ class Catalog:
     agent of the JVMs."""
 
     kafka: Component
+    kafka_upgrade: Component
     zookeeper: Component
     spark: Component
     spark_kafka_connector: tuple[MavenJar, ...]
@@ -126,14 +131,15 @@ class Catalog:
     @property
     def components(self) -> tuple[Component, ...]:
         """The release archives, in build order (smallest first)."""
-        return (self.zookeeper, self.kafka, self.spark)
+        return (self.zookeeper, self.kafka, self.kafka_upgrade, self.spark)
 
     def component(self, name: str) -> Component:
-        """Look a component up by name; raise KeyError listing the known names."""
+        """Look a component up by name (the version a new cluster gets); raise KeyError listing
+        the known names."""
         for item in self.components:
             if item.name == name:
                 return item
-        known = ", ".join(c.name for c in self.components)
+        known = ", ".join(dict.fromkeys(c.name for c in self.components))
         raise KeyError(f"unknown component {name!r}; the catalog has: {known}")
 
 
@@ -176,12 +182,14 @@ RELEASES: dict[str, Callable[[str], Component]] = {
 }
 
 KAFKA_VERSION = "3.9.2"
+KAFKA_UPGRADE_VERSION = "4.1.2"
 ZOOKEEPER_VERSION = "3.8.4"
 SPARK_VERSION = "4.0.0"
 JMX_EXPORTER_VERSION = "1.0.1"
 
 CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
+    kafka_upgrade=kafka(KAFKA_UPGRADE_VERSION),
     zookeeper=zookeeper(ZOOKEEPER_VERSION),
     spark=spark(SPARK_VERSION),
     # What `spark-sql-kafka-0-10_2.13:4.0.0` needs beyond Spark's own jars/ (spark-sql is
@@ -198,6 +206,13 @@ CATALOG = Catalog(
     ),
     jmx_exporter=maven_jar("io.prometheus.jmx", "jmx_prometheus_javaagent", JMX_EXPORTER_VERSION),
 )
+
+
+def kafka_major(version: object = None) -> int:
+    """The major version of a Kafka release (4 for "4.1.2"): 3 is the last line with ZooKeeper
+    mode. The catalog's default release when ``version`` is unset or not a version number."""
+    head = str(version or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else kafka_major(CATALOG.kafka.version)
 
 
 def spark_connector_jars(spark_version: str) -> tuple[MavenJar, ...]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, inputs, kraft_migration, model, secrets, security_steps, topics
+from . import acls, catalog, inputs, kraft_migration, model, secrets, security_steps, topics
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import (
     CLUSTER_DEFAULTS,
@@ -395,6 +395,26 @@ def kraft_migration_state(view: InventoryView) -> Iterator[Finding]:
                       "moves to", "declare both groups, or remove kafka_kraft_migration", hosts)
 
 
+def kafka_release_mode(view: InventoryView) -> Iterator[Finding]:
+    """Kafka 4 and later run in KRaft mode only: a Kafka node gets such a release only on a
+    cluster without ZooKeeper, or once its migration has finalized (KR-10)."""
+    if not view.members(model.ZOOKEEPER):
+        return
+    state = str(view.cluster_var("kafka_kraft_migration") or "")
+    if state == kraft_migration.FINALIZED:
+        return
+    nodes = [*view.members(model.KAFKA_CONTROLLER), *view.members(model.KAFKA_BROKER)]
+    newer = {host: str(view.var(host, "kafka_broker_version")) for host in nodes
+             if catalog.kafka_major(view.var(host, "kafka_broker_version")) >= 4}
+    if newer:
+        versions = ", ".join(sorted(set(newer.values())))
+        yield Finding(cite("KR-10"), f"kafka_broker_version {versions} has no ZooKeeper mode, and "
+                      "this cluster still runs on ZooKeeper (kafka_kraft_migration is "
+                      f"{state or 'unset'})", "keep Kafka 3.9 until playbooks/kraft_migration.yml "
+                      "has finalized the move to KRaft and kafka_kraft_migration is finalized, "
+                      "then raise kafka_broker_version", tuple(newer))
+
+
 def security_migration(view: InventoryView) -> Iterator[Finding]:
     """kafka_security_migration names a step and kafka_plaintext_port a port (SE-10); while it
     is set, say what stays open. listener_ports checks that port against the others."""
@@ -773,6 +793,7 @@ RULES: tuple[Rule, ...] = (
     combined_mode,
     controllers_installed,
     kraft_migration_state,
+    kafka_release_mode,
     brokers_span_racks,
     replication,
     spark_needs_master,

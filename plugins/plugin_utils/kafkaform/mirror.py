@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .catalog import CATALOG, Catalog, Component, MavenJar
+from .catalog import CATALOG, Catalog, Component, MavenJar, kafka_major
 from .checksum import file_sha512, format_gpg_print_md, format_sha512sum, parse_sha512
 
 #: Bump when the way archives are assembled changes: every archive is then rebuilt once.
@@ -595,12 +595,33 @@ def jar_entry(jar: Path, entry: str) -> bytes | None:
 # Kafka
 
 
+#: Kafka 4's POMs declare log4j-core but not the SLF4J binding its release ships in libs/:
+#: without it the broker logs nothing. Its version must be the log4j-core Maven resolves.
+KAFKA4_SLF4J_BINDING = "org.apache.logging.log4j:log4j-slf4j-impl:2.25.3"
+
+
 def kafka_roots(component: Component) -> list[str]:
-    """Maven roots of the Kafka release's libs/: the broker and the command-line tools."""
+    """Maven roots of the Kafka release's libs/: the broker and the command-line tools (and on
+    Kafka 4 the logging binding)."""
     return [
         f"org.apache.kafka:kafka_2.13:{component.version}",
         f"org.apache.kafka:kafka-tools:{component.version}",
+        *([KAFKA4_SLF4J_BINDING] if kafka_major(component.version) >= 4 else []),
     ]
+
+
+def check_kafka_binding(component: Component, jars: Sequence[Path]) -> None:
+    """Kafka 4: the SLF4J binding and the log4j-core it binds to are one log4j release."""
+    if kafka_major(component.version) < 4:
+        return
+    core = resolved_version_of("log4j-core", jars)
+    binding = KAFKA4_SLF4J_BINDING.rsplit(":", 1)[1]
+    if core is None or core.name != f"log4j-core-{binding}.jar":
+        raise MirrorError(
+            f"kafka {component.version}: its POM resolves {core.name if core else 'no log4j-core'}"
+            f" but the SLF4J binding is {binding}; set KAFKA4_SLF4J_BINDING in kafkaform/mirror.py"
+            " to the same log4j version"
+        )
 
 
 #: bin/ script → main class, as the release's scripts call them (TOOLS-FACTS section 1).
@@ -759,22 +780,140 @@ KAFKA_CLIENT_PROPERTIES = {
 }
 
 
+#: Kafka 4's bin/ scripts: the ZooKeeper ones are gone, tools moved from kafka.* to
+#: org.apache.kafka.tools, and the KRaft tools kafkaform runs are there too.
+KAFKA4_SCRIPTS = {
+    **{script: main for script, main in KAFKA_SCRIPTS.items()
+       if not script.startswith("zookeeper")},
+    "kafka-console-producer.sh": "org.apache.kafka.tools.ConsoleProducer",
+    "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
+    "kafka-storage.sh": "kafka.tools.StorageTool",
+    "kafka-metadata-quorum.sh": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-features.sh": "org.apache.kafka.tools.FeatureCommand",
+}
+
+KAFKA4_SERVER_PROPERTIES = """\
+# As the Kafka release's config/server.properties: one node that is broker and controller.
+# kafkaform's kafka_broker role writes its own; this file is the release's example.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+"""
+
+KAFKA4_LOG4J2 = """\
+# log4j2 (Kafka 4's logging): the broker's logs under kafka.logs.dir.
+Configuration:
+  Properties:
+    Property:
+      - name: "kafka.logs.dir"
+        value: "."
+      - name: "logPattern"
+        value: "[%d] %p %m (%c)%n"
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "${logPattern}"
+    RollingFile:
+      - name: KafkaAppender
+        fileName: "${sys:kafka.logs.dir}/server.log"
+        filePattern: "${sys:kafka.logs.dir}/server.log.%d{yyyy-MM-dd-HH}"
+        PatternLayout:
+          pattern: "${logPattern}"
+        TimeBasedTriggeringPolicy:
+          modulate: true
+          interval: 1
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+        - ref: KafkaAppender
+    Logger:
+      - name: kafka.request.logger
+        level: WARN
+        additivity: false
+        AppenderRef:
+          ref: KafkaAppender
+"""
+
+KAFKA4_TOOLS_LOG4J2 = """\
+# Command-line tools log warnings to stderr only, so their stdout stays parseable.
+Configuration:
+  Appenders:
+    Console:
+      name: STDERR
+      target: SYSTEM_ERR
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: WARN
+      AppenderRef:
+        - ref: STDERR
+"""
+
+
+@dataclass(frozen=True)
+class KafkaLayout:
+    """What a Kafka line's archive holds besides its jars: bin/ scripts, config/ files."""
+
+    scripts: dict[str, str]
+    run_class: str
+    server_start: str
+    config: dict[str, str]
+
+    def digest(self) -> str:
+        """A digest of every generated file: the recipe changes when one does."""
+        return hashlib.sha256(json.dumps(
+            [self.scripts, self.run_class, self.server_start, KAFKA_SERVER_STOP, self.config]
+        ).encode()).hexdigest()  # fmt: skip
+
+
+def kafka_layout(component: Component) -> KafkaLayout:
+    """Kafka 3's layout (reload4j, log4j 1.x files), or Kafka 4's (log4j2 YAML files)."""
+    clients = KAFKA_CLIENT_PROPERTIES
+    if kafka_major(component.version) < 4:
+        return KafkaLayout(KAFKA_SCRIPTS, KAFKA_RUN_CLASS, KAFKA_SERVER_START, {
+            "server.properties": KAFKA_SERVER_PROPERTIES,
+            "zookeeper.properties": KAFKA_ZOOKEEPER_PROPERTIES,
+            "log4j.properties": KAFKA_LOG4J,
+            "tools-log4j.properties": KAFKA_TOOLS_LOG4J, **clients})
+    log4j2 = "-Dlog4j2.configurationFile="
+    return KafkaLayout(
+        KAFKA4_SCRIPTS,
+        KAFKA_RUN_CLASS.replace("-Dlog4j.configuration=file:$base_dir/config/tools-log4j.properties",
+                                f"{log4j2}$base_dir/config/tools-log4j2.yaml"),
+        KAFKA_SERVER_START.replace("-Dlog4j.configuration=file:$base_dir/../config/log4j.properties",
+                                   f"{log4j2}$base_dir/../config/log4j2.yaml"),
+        {"server.properties": KAFKA4_SERVER_PROPERTIES, "log4j2.yaml": KAFKA4_LOG4J2,
+         "tools-log4j2.yaml": KAFKA4_TOOLS_LOG4J2, **clients})
+
+
 def kafka_members(component: Component, jars: Sequence[Path]) -> list[Member]:
     """The Kafka release layout: bin/, config/, libs/ (+ LICENSE/NOTICE from the kafka jar)."""
+    layout = kafka_layout(component)
+    check_kafka_binding(component, jars)
     members = [file_member(f"libs/{jar.name}", jar, executable=False) for jar in jars]
-    members.append(text_member("bin/kafka-run-class.sh", KAFKA_RUN_CLASS, executable=True))
-    members.append(text_member("bin/kafka-server-start.sh", KAFKA_SERVER_START, executable=True))
+    members.append(text_member("bin/kafka-run-class.sh", layout.run_class, executable=True))
+    members.append(text_member("bin/kafka-server-start.sh", layout.server_start, executable=True))
     members.append(text_member("bin/kafka-server-stop.sh", KAFKA_SERVER_STOP, executable=True))
-    for script, main in KAFKA_SCRIPTS.items():
+    for script, main in layout.scripts.items():
         if script == "kafka-server-start.sh":
             continue
         body = f'#!/usr/bin/env bash\nexec "$(dirname "$0")/kafka-run-class.sh" {main} "$@"\n'
         members.append(text_member(f"bin/{script}", body, executable=True))
-    members.append(text_member("config/server.properties", KAFKA_SERVER_PROPERTIES))
-    members.append(text_member("config/zookeeper.properties", KAFKA_ZOOKEEPER_PROPERTIES))
-    members.append(text_member("config/log4j.properties", KAFKA_LOG4J))
-    members.append(text_member("config/tools-log4j.properties", KAFKA_TOOLS_LOG4J))
-    for name, text in KAFKA_CLIENT_PROPERTIES.items():
+    for name, text in layout.config.items():
         members.append(text_member(f"config/{name}", text))
     core = next((jar for jar in jars if jar.name == f"kafka_2.13-{component.version}.jar"), None)
     if core is not None:
@@ -1066,11 +1205,7 @@ class BuildOptions:
 
 def kafka_recipe(component: Component) -> Recipe:
     """Recipe of the Kafka archive: catalog entry, Maven roots and the generated files."""
-    files = hashlib.sha256(
-        json.dumps([KAFKA_SCRIPTS, KAFKA_RUN_CLASS, KAFKA_SERVER_START, KAFKA_SERVER_STOP,
-                    KAFKA_SERVER_PROPERTIES, KAFKA_ZOOKEEPER_PROPERTIES, KAFKA_LOG4J,
-                    KAFKA_TOOLS_LOG4J, KAFKA_CLIENT_PROPERTIES]).encode()
-    ).hexdigest()  # fmt: skip
+    files = kafka_layout(component).digest()
     inputs = {"component": asdict(component), "maven": kafka_roots(component), "files": files}
     return Recipe(component.dist_path, inputs)
 
@@ -1251,12 +1386,13 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
             zookeeper_members, options, manifest, "sha512sum",
         )  # fmt: skip
     if options.wants("kafka"):
-        kf = catalog.kafka
         # Kafka's own releases are signed with `gpg --print-md`: keep that shape, so roles meet
         # both checksum formats end to end.
-        built += build_maven_component(
-            kf, kafka_recipe(kf), kafka_roots(kf), None, kafka_members, options, manifest, "gpg",
-        )  # fmt: skip
+        for kf in (catalog.kafka, catalog.kafka_upgrade):
+            built += build_maven_component(
+                kf, kafka_recipe(kf), kafka_roots(kf), None, kafka_members, options, manifest,
+                "gpg",
+            )  # fmt: skip
     if options.wants("spark"):
         built += build_spark(catalog.spark, options, manifest)
         built += build_connector(catalog, options, manifest)

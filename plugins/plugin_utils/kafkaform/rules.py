@@ -61,6 +61,7 @@ STORAGE_TASKS = "roles/kafka_broker/tasks/storage.yml"
 RESTART_TASKS = "roles/kafka_broker/tasks/restart.yml"
 MIGRATION_PLAYBOOK = "playbooks/kraft_migration.yml"
 MIGRATION_STATES = f"{_PKG}/kraft_migration.py"
+FEATURE_TASKS = "roles/kafka_broker/tasks/features.yml"
 CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
 
@@ -265,8 +266,8 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("KB-22", "Controller, state-change and log-cleaner logs in files of their own",
          "They explain leadership changes and compaction; mixed into server.log they are lost in "
          "its noise and its rotation.",
-         "Nothing to set: templates/kafka_broker/log4j.properties.j2 writes them to "
-         "kafka_broker_log_dir.",
+         "Nothing to set: templates/kafka_broker/log4j.properties.j2 (Kafka 3) or "
+         "log4j2.yaml.j2 (Kafka 4) writes them to kafka_broker_log_dir.",
          DOCUMENTED_ONLY),
     # KRaft controllers
     Rule("KR-01", "The KRaft controller quorum has an odd number of controllers, 3 or more",
@@ -338,6 +339,18 @@ CATALOGUE: tuple[Rule, ...] = (
          "kraft_brokers, then -e kraft_migration_finalize=true; set kafka_kraft_migration: "
          "finalized afterwards.",
          (PREFLIGHT, MIGRATION_STATES, MIGRATION_PLAYBOOK)),
+    Rule("KR-10", "Kafka 4 runs only once the cluster is in KRaft mode, and the metadata "
+         "version follows a new release only when every node runs it",
+         "Kafka 4 has no ZooKeeper mode: a broker of a ZooKeeper-mode or half-migrated cluster "
+         "would not start on it. Raising metadata.version while a node still runs the older "
+         "release locks that node out (it cannot read the new records), and once raised the "
+         "binaries can no longer go back.",
+         "Finalize the migration first (playbooks/kraft_migration.yml, then kafka_kraft_migration: "
+         "finalized); then raise kafka_broker_version in group_vars/all and run site.yml: the "
+         "controllers, then the brokers roll onto it, and the run raises metadata.version once "
+         "every node runs it. To soak the new release first, set "
+         "kafka_broker_upgrade_metadata_version: false and run again without it later.",
+         (PREFLIGHT, FEATURE_TASKS)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..catalog import CATALOG, kafka_major
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
@@ -433,6 +434,23 @@ def thread_counts(cores: int, disks: int, network: int, io: int) -> tuple[int, i
     return net, ios
 
 
+def installed_release(version: Any) -> str:
+    """The Kafka release the node runs: kafka_broker_version, or the catalog's when the settings
+    carry only the role default's expression."""
+    text = str(version or "")
+    return text if re.fullmatch(r"\d+(\.\d+)+", text) else CATALOG.kafka.version
+
+
+def log_configuration(release: str, conf_dir: str) -> dict[str, str]:
+    """The broker's logging configuration: log4j 1.x properties read by reload4j on Kafka 3,
+    log4j2 YAML on Kafka 4 (which dropped reload4j). KB-22"""
+    if kafka_major(release) < 4:
+        return {"template": "log4j.properties.j2", "dest": f"{conf_dir}/log4j.properties",
+                "option": f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties"}
+    return {"template": "log4j2.yaml.j2", "dest": f"{conf_dir}/log4j2.yaml",
+            "option": f"-Dlog4j2.configurationFile={conf_dir}/log4j2.yaml"}
+
+
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                          settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one Kafka
@@ -468,6 +486,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     conf_dir = str(get("conf_dir")).rstrip("/")
     log_dir = str(get("log_dir")).rstrip("/")
     install_dir = str(get("install_dir")).rstrip("/")
+    release = installed_release(get("version"))
+    log_config = log_configuration(release, conf_dir)
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
     heap = int(setting(settings, "kafka_controller_heap_mb") if controller else get("heap_mb"))
     message_max = int(get("message_max_bytes"))
@@ -573,7 +593,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
         "-Djava.awt.headless=true",
         f"-Dkafka.logs.dir={log_dir}",
-        f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties",
+        log_config["option"],
         # SE-07: the brokers' ZooKeeper login (the Client section).
         *([f"-Djava.security.auth.login.config={jaas}"] if mode.zookeeper_client else []),
         *jmx_options,
@@ -602,6 +622,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "conf_dir": conf_dir,
         "log_dir": log_dir,
         "install_dir": install_dir,
+        "release": release,
+        "log_config": log_config,
         "log_dirs": list(broker["log_dirs"]),
         "zookeeper_connect": str(cluster["zookeeper_connect"]) if mode.zookeeper_client else "",
         # The node logs in to ZooKeeper (its JAAS file and secret, SE-07).
@@ -644,7 +666,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "heap_mb": heap,
         "java": {
             "binary": f"{java_home}/bin/java",
-            "classpath": f"{install_dir}/libs/*",
+            # The versioned directory, not the install_dir symlink: a broker still running the
+            # old release while the roll reaches the others keeps loading its own jars.
+            "classpath": f"{install_dir}-{release}/libs/*",
             "options": jvm_options,
             "main_class": MAIN_CLASS,
             "config": f"{conf_dir}/server.properties",
@@ -656,7 +680,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # started. The TLS stores are not among them for a ZooKeeper-mode broker: the running
         # broker reloads them (SE-02). A node that talks to the KRaft quorum restarts for them:
         # its connection to the controllers keeps the certificate and trust it started with.
-        "restart_files": [f"{conf_dir}/server.properties", f"{conf_dir}/log4j.properties",
+        "restart_files": [f"{conf_dir}/server.properties", log_config["dest"],
                           f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
                           tls["secrets"], *([jaas] if mode.zookeeper_client else []), jmx["config"],
                           jmx["password_file"], jmx["access_file"], jmx["ssl_config"],

@@ -105,7 +105,7 @@ def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
                      user="root", group="root", mode="755")
 
 
-def _configure(kb: dict[str, Any], version: str) -> tuple[list[Any], Any]:
+def _configure(kb: dict[str, Any]) -> tuple[list[Any], Any]:
     """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
     group = kb["group"]
     files.directory(name="Create the configuration directory", path=kb["conf_dir"],
@@ -117,9 +117,10 @@ def _configure(kb: dict[str, Any], version: str) -> tuple[list[Any], Any]:
     ops = [
         put_rendered("kafka_broker/server.properties.j2", rendered, kb["java"]["config"],
                      group=group, mode="640"),
-        put_rendered("kafka_broker/log4j.properties.j2", rendered,
-                     f"{kb['conf_dir']}/log4j.properties", group=group, mode="640"),
-        put_content(f"kafka {version}\n", f"{kb['conf_dir']}/release", group=group, mode="640"),
+        put_rendered(f"kafka_broker/{kb['log_config']['template']}", rendered,
+                     kb["log_config"]["dest"], group=group, mode="640"),
+        put_content(f"kafka {kb['release']}\n", f"{kb['conf_dir']}/release", group=group,
+                    mode="640"),
     ]
     artifact.jmx_agent(kb["metrics"], "kafka_broker/jmx-exporter.yml.j2", rendered, group)
     unit = put_rendered("kafka_broker/kafka.service.j2", rendered,
@@ -260,7 +261,7 @@ def _kafka_node(group: str) -> None:
     controller = kb["process_roles"] == "controller"
     _security_gate(kb)
     helper = _install(kb, s)
-    restart_ops, unit = _configure(kb, str(s["kafka_broker_version"]))
+    restart_ops, unit = _configure(kb)
     secret_ops, tls_changes = _security(kb, s)
     if will_change(unit):
         systemd.daemon_reload(name="Reload systemd for the Kafka unit")

@@ -214,7 +214,7 @@ def test_kafka_owns_its_files_and_configs_are_not_world_readable(brokers: list[B
             assert item.is_directory and item.user == exp["user"], (
                 f"{broker.name}: {path} is {item.user}")
             assert not path.startswith("/tmp"), f"{broker.name}: log dir {path} under /tmp"
-        for path in (exp["java"]["config"], f"{exp['conf_dir']}/log4j.properties",
+        for path in (exp["java"]["config"], exp["log_config"]["dest"],
                      *([] if kraft(broker) else [exp["jaas_file"]]),
                      exp["admin_client_config"], exp["tls"]["keystore"],
                      exp["tls"]["secrets"], exp["tls"]["trust"]):
