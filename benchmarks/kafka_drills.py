@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,9 +227,9 @@ def phase_report(label: str, events: list[dict[str, Any]], start: float, end: fl
             f"longest wait for an ack {max(gaps):.2f} s{latency}")
 
 
-def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tuple[str, ...]]],
+def phases_under_load(inventory: str, name: str, phases: list[tuple[str, Callable[[], float]]],
                       seconds: float, throughput: int, check: Any = None) -> bool:
-    """Run each (label, playbook, extra arguments) in turn under one producer, with ``seconds``
+    """Run each (label, run) in turn under one producer, with ``seconds``
     of steady state before and after; print each phase's time, acknowledged rate and longest
     wait against the steady state's, then the no-loss count. ``check(hosts)`` judges the end."""
     windows: list[tuple[str, float]] = []
@@ -236,9 +237,9 @@ def phases_under_load(inventory: str, name: str, phases: list[tuple[str, str, tu
     def run_phases(hosts: list[str], boot: str, ids: list[int]) -> bool:
         windows.append(("steady state before", time.time()))
         time.sleep(seconds)
-        for label, name_of_playbook, extra in phases:
+        for label, run in phases:
             windows.append((label, time.time()))
-            playbook(inventory, name_of_playbook, *extra)
+            run()
         windows.append(("steady state after", time.time()))
         return bool(check(hosts)) if check is not None else True
 
@@ -266,11 +267,13 @@ def playbook(inventory: str, name: str, *extra: str) -> float:
     return time.monotonic() - start
 
 
-def deploy_brokers(inventory: str) -> float:
-    """pyinfra's kafka_broker deploy on ``inventory``; return its duration in seconds."""
+def deploy_brokers(inventory: str,
+                   deploy: str = "kafkaform.deploys.kafka_broker.kafka_broker") -> float:
+    """A pyinfra deploy (the kafka_broker one by default) on ``inventory``; return its duration
+    in seconds."""
     start = time.monotonic()
     subprocess.run([str(Path(sys.executable).with_name("pyinfra")), "--yes",
-                    f"@kafkaform/{inventory}", "kafkaform.deploys.kafka_broker.kafka_broker"],
+                    f"@kafkaform/{inventory}", deploy],
                    check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     return time.monotonic() - start
 
@@ -380,7 +383,7 @@ def main() -> int:
     parser.add_argument("--client-port", type=int, default=9093,
                         help="secure: kafka_broker_port, the TLS client listener's new port")
     parser.add_argument("--engine", choices=["ansible", "pyinfra"], default="ansible",
-                        help="resume: converge the brokers with the role or the pyinfra deploy")
+                        help="resume, upgrade: converge with the roles or the pyinfra deploys")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=200)
     args = parser.parse_args()
@@ -415,19 +418,26 @@ def main() -> int:
             print(f"brokers in ZooKeeper mode after the rollback: {'all' if back else modes}")
             return back
         ok &= phases_under_load(args.inventory, "rollback", [
-            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
-            ("rollback to ZooKeeper mode", "kraft_rollback.yml", ()),
+            ("controllers and dual_write (to the soak point)",
+             lambda: playbook(args.inventory, "kraft_migration.yml")),
+            ("rollback to ZooKeeper mode", lambda: playbook(args.inventory, "kraft_rollback.yml")),
         ], args.seconds, args.throughput, back_in_zookeeper_mode)
     if args.drill == "migrate":  # never part of all: it needs a ZooKeeper-mode cluster to migrate
         ok &= phases_under_load(args.inventory, "migrate", [
-            ("controllers and dual_write (to the soak point)", "kraft_migration.yml", ()),
-            ("kraft_brokers", "kraft_migration.yml", ("-e", "kraft_migration_phase=kraft_brokers")),
-            ("finalized", "kraft_migration.yml", ("-e", "kraft_migration_finalize=true")),
+            ("controllers and dual_write (to the soak point)",
+             lambda: playbook(args.inventory, "kraft_migration.yml")),
+            ("kraft_brokers", lambda: playbook(args.inventory, "kraft_migration.yml",
+                                               "-e", "kraft_migration_phase=kraft_brokers")),
+            ("finalized", lambda: playbook(args.inventory, "kraft_migration.yml",
+                                           "-e", "kraft_migration_finalize=true")),
         ], args.seconds, args.throughput)
     if args.drill == "upgrade":  # never part of all: it needs a KRaft cluster, version raised
+        def upgrade() -> float:
+            return (deploy_brokers(args.inventory, "kafkaform.deploys.site.kafka")
+                    if args.engine == "pyinfra" else playbook(args.inventory, "kafka.yml"))
         ok &= phases_under_load(args.inventory, "upgrade", [
-            ("controllers, then brokers, onto the new release; metadata.version raised",
-             "kafka.yml", ()),
+            (f"controllers, then brokers, onto the new release ({args.engine}); "
+             "metadata.version raised", upgrade),
         ], args.seconds, args.throughput, lambda hosts: upgraded(args.inventory))
     if args.drill in ("rotate", "drills", "all"):
         ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)

@@ -104,6 +104,59 @@ def test_kafka_ships_the_reload4j_binding(kafka_home: Path) -> None:
     assert any(name.startswith("slf4j-reload4j-") for name in libs)
 
 
+@pytest.fixture(scope="module")
+def kafka4_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return unpack(CATALOG.kafka_upgrade, tmp_path_factory.mktemp("kafka4"))
+
+
+def test_kafka_4_reports_its_version_and_ships_its_tools(kafka4_home: Path) -> None:
+    log4j2 = "-Dlog4j2.configurationFile=config/tools-log4j2.yaml"
+    for main in ("kafka.Kafka", "org.apache.kafka.tools.TopicCommand"):
+        assert java(kafka4_home, "libs/*", log4j2, main, "--version").strip() == \
+            CATALOG.kafka_upgrade.version
+    for script in ("kafka-acls.sh", "kafka-features.sh", "kafka-storage.sh"):
+        main = (kafka4_home / "bin" / script).read_text().split()[-2]
+        output = java(kafka4_home, "libs/*", log4j2, main, "--help")
+        assert "ClassNotFoundException" not in output and "usage" in output.lower(), script
+
+
+def test_kafka_4_starts_in_kraft_mode_and_logs_through_log4j2(kafka4_home: Path,
+                                                             tmp_path: Path) -> None:
+    """The archive's jars, its SLF4J binding and its log4j2.yaml make a broker that starts and
+    writes its server.log (Kafka 4's POMs leave the binding out: without it, no log at all)."""
+    client, quorum = free_ports(2)
+    config = tmp_path / "server.properties"
+    config.write_text(
+        "process.roles=broker,controller\nnode.id=1\n"
+        f"controller.quorum.voters=1@127.0.0.1:{quorum}\n"
+        f"listeners=PLAINTEXT://127.0.0.1:{client},CONTROLLER://127.0.0.1:{quorum}\n"
+        "controller.listener.names=CONTROLLER\n"
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+        f"log.dirs={tmp_path / 'data'}\noffsets.topic.replication.factor=1\n")
+    formatted = java(kafka4_home, "libs/*", "-Dlog4j2.configurationFile=config/tools-log4j2.yaml",
+                     "kafka.tools.StorageTool", "format", "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg",
+                     "--config", str(config))
+    assert "Formatting" in formatted, formatted
+    logs = tmp_path / "logs"
+    with subprocess.Popen(
+        ["java", "-Xmx256m", "-cp", "libs/*", f"-Dkafka.logs.dir={logs}",
+         "-Dlog4j2.configurationFile=config/log4j2.yaml", "kafka.Kafka", str(config)],
+        cwd=kafka4_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as broker:
+        try:
+            deadline = time.monotonic() + 90
+            log = logs / "server.log"
+            while time.monotonic() < deadline and broker.poll() is None:
+                if log.is_file() and "Kafka Server started" in log.read_text(errors="replace"):
+                    break
+                time.sleep(1)
+            assert log.is_file(), "no server.log: the log4j2 binding or configuration is missing"
+            assert "Kafka Server started" in log.read_text(errors="replace")
+        finally:
+            broker.terminate()
+            broker.wait(timeout=60)
+
+
 @pytest.fixture
 def zookeeper(tmp_path: Path) -> Iterator[int]:
     home = unpack(CATALOG.zookeeper, tmp_path)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kafkaform import checks, model
+from kafkaform.catalog import CATALOG
 from kafkaform.contexts.kafka_broker import (
     extra_properties_problems,
     kafka_broker_context,
@@ -256,3 +257,20 @@ def test_brokers_and_controllers_gate_on_one_metadata_lag_set_for_the_cluster() 
     for host in ("c1", "k1"):
         args = kafka_broker_context(built, host, {})["health_args"]
         assert args[args.index("--max-lag") + 1] == "250", host
+
+
+def test_kafka_4_logs_with_log4j2_and_each_release_runs_from_its_own_directory() -> None:
+    old = kafka_broker_context(kraft_cluster(), "k1", {"kafka_broker_version": "3.9.2"})
+    new = kafka_broker_context(kraft_cluster(), "k1", {"kafka_broker_version": "4.1.2"})
+    assert old["java"]["classpath"] == "/opt/kafkaform/kafka-3.9.2/libs/*"
+    assert new["java"]["classpath"] == "/opt/kafkaform/kafka-4.1.2/libs/*"
+    assert "-Dlog4j.configuration=file:/etc/kafka/log4j.properties" in old["java"]["options"]
+    assert "-Dlog4j2.configurationFile=/etc/kafka/log4j2.yaml" in new["java"]["options"]
+    assert new["log_config"]["template"] == "log4j2.yaml.j2"
+    # A new logging file or release restarts the node onto it.
+    assert "/etc/kafka/log4j2.yaml" in new["restart_files"]
+    assert "/etc/kafka/log4j.properties" not in new["restart_files"]
+    # Settings that carry only the role default's expression mean the catalog's release.
+    default = kafka_broker_context(kraft_cluster(), "k1", {})
+    assert default["release"] == CATALOG.kafka.version
+    assert default["java"]["classpath"] == f"/opt/kafkaform/kafka-{CATALOG.kafka.version}/libs/*"

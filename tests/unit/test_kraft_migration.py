@@ -10,7 +10,7 @@ import pytest
 from kafkaform import kraft_migration, model
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.kraft_migration import Standing, phases_to_run, standing
-from tests.unit.test_checks import errors_of, lab_like, view_of, with_controllers
+from tests.unit.test_checks import errors_of, kraft, lab_like, view_of, with_controllers
 
 ZK = "broker.id=1\nzookeeper.connect=z1:2181/kafka/x\n"
 DUAL = ZK + "zookeeper.metadata.migration.enable=true\n"
@@ -105,6 +105,23 @@ def test_the_inventory_names_the_state_and_preflight_accepts_a_migration() -> No
     assert errors_of(spec, {"kafka_kraft_migration": "dual_write"}) == []
     found = errors_of(spec, {"kafka_kraft_migration": "done"})
     assert [f.rule for f in found] == ["KR-09"] and "finalized" in found[0].fix
+
+
+def test_kafka_4_waits_until_the_migration_is_finalized() -> None:
+    """KR-10: Kafka 4 has no ZooKeeper mode."""
+    spec = with_controllers("a", "b", "c")
+    spec["kafka_broker"]["k2"]["kafka_broker_version"] = "4.1.2"
+    for state in ("", "dual_write", "kraft_brokers"):
+        found = [f for f in errors_of(spec, {"kafka_kraft_migration": state} if state else {})
+                 if f.rule == "KR-10"]
+        assert [f.hosts for f in found] == [("k2",)], state
+        assert "4.1.2 has no ZooKeeper mode" in found[0].message
+        assert "kafka_kraft_migration is finalized" in found[0].fix
+    assert errors_of(spec, {"kafka_kraft_migration": "finalized"}) == []
+    # A ZooKeeper-mode cluster on Kafka 3.9, and a cluster born in KRaft mode on Kafka 4.
+    assert [f for f in errors_of(lab_like(), {"kafka_broker_version": "3.9.2"})
+            if f.rule == "KR-10"] == []
+    assert errors_of(kraft("a", "b", "c"), {"kafka_broker_version": "4.1.2"}) == []
 
 
 def test_controllers_migrate_as_zookeeper_clients_and_dial_the_brokers() -> None:

@@ -65,6 +65,10 @@ def test_catalog_paths_follow_the_apache_dist_layout() -> None:
 
 def test_catalog_versions_are_the_supported_lines() -> None:
     assert CATALOG.kafka.version.startswith("3.9.")
+    # The release a KRaft cluster upgrades to: the mirror builds it too, the default stays 3.9.
+    assert catalog.kafka_major(CATALOG.kafka_upgrade.version) == 4
+    assert CATALOG.kafka_upgrade in CATALOG.components
+    assert CATALOG.component("kafka") is CATALOG.kafka
     assert CATALOG.zookeeper.version.startswith("3.8.")
     assert CATALOG.spark.version.startswith("4.")
 
@@ -156,6 +160,29 @@ def test_kafka_layout_has_the_release_directories(tmp_path: Path) -> None:
     assert "bin/kafka-topics.sh" in members and all(m.mode == 0o755 for m in scripts)
     assert b"org.apache.kafka.tools.TopicCommand" in (members["bin/kafka-topics.sh"].data or b"")
     assert all(m.mode == 0o644 for path, m in members.items() if path.startswith("libs/"))
+
+
+def test_kafka_4_layout_logs_with_log4j2_and_has_no_zookeeper_scripts(tmp_path: Path) -> None:
+    upgrade = CATALOG.kafka_upgrade
+    version = upgrade.version
+    jars = fake_jars(tmp_path, [f"kafka_2.13-{version}.jar", "log4j-core-2.25.3.jar",
+                                "log4j-slf4j-impl-2.25.3.jar"])
+    members = {m.path: m for m in mirror.kafka_members(upgrade, jars)}
+    assert {"config/log4j2.yaml", "config/tools-log4j2.yaml"} <= set(members)
+    assert not {"config/log4j.properties", "config/zookeeper.properties"} & set(members)
+    assert not [path for path in members if path.startswith("bin/zookeeper")]
+    assert b"org.apache.kafka.tools.ConsoleProducer" in (
+        members["bin/kafka-console-producer.sh"].data or b"")
+    assert b"-Dlog4j2.configurationFile=" in (members["bin/kafka-server-start.sh"].data or b"")
+    assert b"log4j2.yaml" in (members["bin/kafka-run-class.sh"].data or b"")
+    assert mirror.kafka_roots(upgrade)[-1] == mirror.KAFKA4_SLF4J_BINDING
+    assert mirror.kafka_recipe(upgrade).digest() != mirror.kafka_recipe(CATALOG.kafka).digest()
+
+
+def test_kafka_4_binding_must_match_the_log4j_maven_resolves(tmp_path: Path) -> None:
+    jars = fake_jars(tmp_path, ["log4j-core-2.99.0.jar", "log4j-slf4j-impl-2.25.3.jar"])
+    with pytest.raises(mirror.MirrorError, match=r"log4j-core-2\.99\.0\.jar.*KAFKA4_SLF4J_BINDING"):
+        mirror.kafka_members(CATALOG.kafka_upgrade, jars)
 
 
 def test_kafka_roots_are_the_broker_and_the_tools() -> None:

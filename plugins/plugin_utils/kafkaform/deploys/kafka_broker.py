@@ -309,6 +309,37 @@ def _kafka_node(group: str) -> None:
                     function=_converge_declared, kb=kb, topics=list(s["kafka_broker_topics"]),
                     users=list(s["kafka_broker_users"]), acls=list(s["kafka_broker_acls"]),
                     iterations=int(s["kafka_broker_scram_iterations"]))
+    if first and _raises_metadata_version(kb, s, model, restarting=might_restart):
+        python.call(name="Raise metadata.version to the release every Kafka node runs [KR-10]",
+                    function=_raise_metadata_version, argv=[*tool, "features"])
+
+
+def _raises_metadata_version(kb: dict[str, Any], s: dict[str, Any], model: dict[str, Any],
+                             restarting: bool) -> bool:
+    """roles/kafka_broker/tasks/features.yml: whether this run raises metadata.version (KR-10).
+    Only in KRaft mode, with every controller and broker of the inventory in this run on this
+    node's release (their rolls, earlier in the run, stop it if one does not come back on it);
+    then when the release changes in this run, or the cluster's level is already behind it."""
+    if kb["metadata_mode"] != "kraft" or not s["kafka_broker_upgrade_metadata_version"]:
+        return False
+    nodes = [*play_hosts(KAFKA_CONTROLLER), *play_hosts(KAFKA_BROKER)]
+    named = {c["host"] for c in model["controllers"]} | {b["host"] for b in model["brokers"]}
+    if {n.name for n in nodes} != named or any(
+            context(n)["release"] != kb["release"] for n in nodes):
+        return False
+    if restarting:
+        return True
+    try:
+        answer = host.get_fact(CommandOutput, argv=(*admin(kb), "--dry-run", "features"))
+        return bool(json.loads(answer)["raised"])
+    except (ValueError, KeyError, TypeError):
+        return True  # the cluster cannot answer yet: ask it again once the nodes are up
+
+
+def _raise_metadata_version(argv: list[str]) -> None:
+    ran = run_on(host.name, argv)
+    if not ran.ok:
+        raise DeployError(f"{host.name}: raising metadata.version failed: {ran.said} [KR-10]")
 
 
 @deploy("kafka_controller")
