@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -341,3 +342,48 @@ def test_a_broker_in_migration_mode_finds_kraft_brokers_in_the_quorum_not_in_zoo
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == ["brokers not registered under the chroot: 7"]
     assert report["registered"] == ["1", "2"]
+
+
+# FeatureCommand's answers, as Kafka 4.1's tool prints them (tab-separated fields).
+FEATURES = ("Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\t"
+            "FinalizedVersionLevel: 0\tEpoch: 412\n"
+            "Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\t"
+            "SupportedMaxVersion: 4.1-IV1\tFinalizedVersionLevel: {finalized}\tEpoch: 412\n")
+MAPPING = "metadata.version=27 (4.1-IV1)\nkraft.version=1\ntransaction.version=2\n"
+
+
+@pytest.mark.parametrize(("finalized", "raised"), [("3.9-IV0", True), ("4.1-IV1", False)])
+def test_features_raises_metadata_version_alone_to_the_newest_the_release_supports(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str], finalized: str,
+        raised: bool) -> None:
+    """KR-10: metadata.version follows the release; kraft.version and the other features are
+    left alone (they change what the quorum and clients do)."""
+    answers = {"describe": FEATURES.format(finalized=finalized), "version-mapping": MAPPING}
+    changed: list[tuple[str, ...]] = []
+    tools = SimpleNamespace(
+        admin=lambda: ["--bootstrap-server", "k1:9091"],
+        run=lambda main, *args: SimpleNamespace(stdout=answers[args[2]]),
+        change=lambda main, *args: changed.append(args))
+    assert helper.features(tools) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "finalized": finalized, "supported": "4.1-IV1", "raised": raised}
+    assert changed == ([("--bootstrap-server", "k1:9091", "upgrade", "--feature",
+                         "metadata.version=27")] if raised else [])
+
+
+def test_acls_go_through_the_command_the_release_ships(helper: ModuleType,
+                                                       tmp_path: Path) -> None:
+    """AclCommand left Kafka's core for its tools in Kafka 4."""
+    (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    with zipfile.ZipFile(libs / "kafka-tools-4.1.2.jar", "w") as jar:
+        jar.writestr("org/apache/kafka/tools/AclCommand.class", b"")
+    args = SimpleNamespace(bootstrap="", conf=str(tmp_path), libs=str(libs), java="java",
+                           dry_run=True)
+    tools = helper.Tools(args)
+    assert tools.shipped(*helper.ACL_COMMANDS) == "org.apache.kafka.tools.AclCommand"
+    (libs / "kafka-tools-4.1.2.jar").unlink()
+    with zipfile.ZipFile(libs / "kafka_2.13-3.9.2.jar", "w") as jar:
+        jar.writestr("kafka/admin/AclCommand.class", b"")
+    assert tools.shipped(*helper.ACL_COMMANDS) == "kafka.admin.AclCommand"
