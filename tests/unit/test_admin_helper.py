@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -362,7 +363,7 @@ def test_features_raises_metadata_version_alone_to_the_newest_the_release_suppor
     changed: list[tuple[str, ...]] = []
     tools = SimpleNamespace(
         admin=lambda: ["--bootstrap-server", "k1:9091"],
-        run=lambda main, *args: SimpleNamespace(stdout=answers[args[2]]),
+        run=lambda main, *args, check=True: SimpleNamespace(stdout=answers[args[2]], stderr=""),
         change=lambda main, *args: changed.append(args))
     assert helper.features(tools) == 0
     assert json.loads(capsys.readouterr().out) == {
@@ -387,3 +388,34 @@ def test_acls_go_through_the_command_the_release_ships(helper: ModuleType,
     with zipfile.ZipFile(libs / "kafka_2.13-3.9.2.jar", "w") as jar:
         jar.writestr("kafka/admin/AclCommand.class", b"")
     assert tools.shipped(*helper.ACL_COMMANDS) == "kafka.admin.AclCommand"
+
+
+@pytest.mark.parametrize(("release", "refused"), [("3.9.2", True), ("4.0.1", True),
+                                                  ("4.1.2", False), ("4.2.0", False)])
+def test_features_refuses_a_release_older_than_the_clusters_metadata_version(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str], release: str,
+        refused: bool) -> None:
+    """KR-10: a node restarted on a release that cannot read the cluster's metadata.version would
+    not start; the roll is refused before its first restart."""
+    tools = SimpleNamespace(
+        admin=lambda: [],
+        run=lambda main, *args, check=True: SimpleNamespace(
+            stdout=FEATURES.format(finalized="4.1-IV1"), stderr=""),
+        change=lambda main, *args: pytest.fail("a refused check changes nothing"))
+    if refused:
+        with pytest.raises(SystemExit, match=re.escape(f"4.1-IV1, newer than Kafka {release}")):
+            helper.features(tools, release)
+    else:
+        assert helper.features(tools, release) == 0
+        assert json.loads(capsys.readouterr().out)["raised"] is False
+
+
+def test_features_says_why_when_the_release_cannot_read_the_cluster(
+        helper: ModuleType) -> None:
+    tools = SimpleNamespace(
+        admin=lambda: [],
+        run=lambda main, *args, check=True: SimpleNamespace(
+            stdout="", stderr="Unknown metadata.version feature level: 27"))
+    with pytest.raises(SystemExit, match=r"cannot read the cluster's metadata\.version with "
+                                         r"Kafka 3\.9\.2.*level: 27.*cannot go back"):
+        helper.features(tools, "3.9.2")

@@ -73,6 +73,14 @@ def test_catalog_versions_are_the_supported_lines() -> None:
     assert CATALOG.spark.version.startswith("4.")
 
 
+def test_releases_order_by_their_numbers() -> None:
+    assert catalog.release_key("3.9.2") < catalog.release_key("3.10.0") < catalog.release_key(
+        "4.1.2") < catalog.release_key("4.1.10")
+    assert catalog.release_key("") == ()
+    assert catalog.kafka_major("{{ 'kafka' | kafkaform.platform.release_version }}") == \
+        catalog.kafka_major(CATALOG.kafka.version)
+
+
 def test_connector_jars_sit_next_to_the_spark_archive() -> None:
     artifacts = {jar.artifact for jar in CATALOG.spark_kafka_connector}
     assert artifacts == {

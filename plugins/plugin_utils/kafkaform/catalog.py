@@ -215,6 +215,12 @@ def kafka_major(version: object = None) -> int:
     return int(head) if head.isdigit() else kafka_major(CATALOG.kafka.version)
 
 
+def release_key(version: object) -> tuple[int, ...]:
+    """A release's numbers, for ordering releases (3.9.2 before 4.1.2); () for no version."""
+    head = str(version or "").split("-", 1)[0]
+    return tuple(int(part) for part in head.split(".") if part.isdigit())
+
+
 def spark_connector_jars(spark_version: str) -> tuple[MavenJar, ...]:
     """The Kafka connector jars of a Spark release; only the catalog's Spark has a known set."""
     if spark_version != CATALOG.spark.version:

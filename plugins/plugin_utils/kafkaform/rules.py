@@ -62,6 +62,7 @@ RESTART_TASKS = "roles/kafka_broker/tasks/restart.yml"
 MIGRATION_PLAYBOOK = "playbooks/kraft_migration.yml"
 MIGRATION_STATES = f"{_PKG}/kraft_migration.py"
 FEATURE_TASKS = "roles/kafka_broker/tasks/features.yml"
+INSTALL_TASKS = "roles/kafka_broker/tasks/install.yml"
 CLOUD_PROVISION = f"{_PKG}/cloud/provision.py"
 
 
@@ -349,8 +350,10 @@ CATALOGUE: tuple[Rule, ...] = (
          "finalized); then raise kafka_broker_version in group_vars/all and run site.yml: the "
          "controllers, then the brokers roll onto it, and the run raises metadata.version once "
          "every node runs it. To soak the new release first, set "
-         "kafka_broker_upgrade_metadata_version: false and run again without it later.",
-         (PREFLIGHT, FEATURE_TASKS)),
+         "kafka_broker_upgrade_metadata_version: false and run again without it later. Once "
+         "it is raised, keep kafka_broker_version at that line or later: a run that would take a "
+         "node below it stops before anything changes.",
+         (PREFLIGHT, FEATURE_TASKS, INSTALL_TASKS)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "

@@ -22,6 +22,7 @@ from pyinfra.operations import files, python, server, systemd
 
 from .. import security_steps
 from ..acls import plan as acls_plan
+from ..catalog import release_key
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import kafka_broker_context
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
@@ -260,6 +261,7 @@ def _kafka_node(group: str) -> None:
                           "converge it with ansible-playbook kafkaform.platform.site (KR-04)")
     controller = kb["process_roles"] == "controller"
     _security_gate(kb)
+    _refuse_older_release(kb, model)
     helper = _install(kb, s)
     restart_ops, unit = _configure(kb)
     secret_ops, tls_changes = _security(kb, s)
@@ -312,6 +314,21 @@ def _kafka_node(group: str) -> None:
     if first and _raises_metadata_version(kb, s, model, restarting=might_restart):
         python.call(name="Raise metadata.version to the release every Kafka node runs [KR-10]",
                     function=_raise_metadata_version, argv=[*tool, "features"])
+
+
+def _refuse_older_release(kb: dict[str, Any], model: dict[str, Any]) -> None:
+    """roles/kafka_broker/tasks/install.yml: a KRaft node never goes to a release older than the
+    cluster's metadata.version (it would not start); asked, before any operation, only of a node
+    this run takes to an older release than its release file names. KR-10"""
+    if kb["metadata_mode"] != "kraft" or str(model.get("kraft_migration") or "") not in (
+            "", "finalized"):
+        return
+    written = host.get_fact(CommandOutput, argv=(
+        "sh", "-c", f"cat {shlex.quote(kb['conf_dir'])}/release 2>/dev/null || true")).split()
+    if written and release_key(written[-1]) > release_key(kb["release"]):
+        ran = run_on(host.name, [*admin(kb), "--dry-run", "features", "--release", kb["release"]])
+        if not ran.ok:
+            raise DeployError(f"{host.name}: {ran.said} [KR-10]")
 
 
 def _raises_metadata_version(kb: dict[str, Any], s: dict[str, Any], model: dict[str, Any],
