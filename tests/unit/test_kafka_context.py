@@ -267,6 +267,7 @@ def test_kafka_4_logs_with_log4j2_and_each_release_runs_from_its_own_directory()
     assert "-Dlog4j.configuration=file:/etc/kafka/log4j.properties" in old["java"]["options"]
     assert "-Dlog4j2.configurationFile=/etc/kafka/log4j2.yaml" in new["java"]["options"]
     assert new["log_config"]["template"] == "log4j2.yaml.j2"
+    assert new["docs_url"] == "https://kafka.apache.org/41/documentation.html"
     # A new logging file or release restarts the node onto it.
     assert "/etc/kafka/log4j2.yaml" in new["restart_files"]
     assert "/etc/kafka/log4j.properties" not in new["restart_files"]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import CATALOG, kafka_major
+from ..catalog import CATALOG, kafka_major, release_key
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
@@ -623,6 +623,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "log_dir": log_dir,
         "install_dir": install_dir,
         "release": release,
+        # The release's own documentation, as Kafka's site names it (39 for 3.9.x).
+        "docs_url": "https://kafka.apache.org/{}/documentation.html".format(
+            "".join(map(str, release_key(release)[:2]))),
         "log_config": log_config,
         "log_dirs": list(broker["log_dirs"]),
         "zookeeper_connect": str(cluster["zookeeper_connect"]) if mode.zookeeper_client else "",
