@@ -55,7 +55,7 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         del tmp
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        files = args.get("files")
+        files = args.get("files", [])
         if not isinstance(files, list) or not all(isinstance(f, dict) and f.get("dest")
                                                   for f in files):
             raise AnsibleActionFail("files must be a list of mappings, each with a dest")

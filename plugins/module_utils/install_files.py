@@ -1,6 +1,7 @@
 """Install several small files on a host in one call: each file's content, owner, group and mode,
-written only where they differ. A role's certificates, its job's modules or its helpers then cost
-one round trip to the host instead of two per file (a stat, then a copy or a file check).
+written only where they differ, and the directories they go into. A role's certificates, its
+job's modules or its helpers then cost one round trip to the host instead of two per file (a
+stat, then a copy or a file check), and its directories none of their own.
 
 Plain Python 3 with no import beyond the standard library, so the module install_files runs it as
 it is and the unit tests run it on the control node.
@@ -114,18 +115,66 @@ def _write(dest: str, data: bytes, mode: int, uid: int, gid: int,
         raise
 
 
+def _attributes(path: str, mode: int, uid: int, gid: int, check_mode: bool) -> list[str]:
+    """Set an existing path's owner, group and mode where they differ; what changed."""
+    status = os.stat(path)
+    changes = [name for name, differs in (("owner", status.st_uid != uid),
+                                          ("group", status.st_gid != gid),
+                                          ("mode", stat.S_IMODE(status.st_mode) != mode))
+               if differs]
+    if not check_mode:
+        if "owner" in changes or "group" in changes:
+            os.chown(path, uid, gid)
+        if "mode" in changes:
+            os.chmod(path, mode)
+    return changes
+
+
+def _directory(item: Mapping[str, Any], check_mode: bool, planned: set[str]) -> list[str]:
+    """``ansible.builtin.file`` with ``state: directory``: the directory and any missing parent
+    created with its owner, group and mode, or an existing one's attributes set; what changed.
+    In check mode, the directories it would create are added to ``planned``."""
+    path = os.path.normpath(str(item["path"]))
+    mode = _mode(path, item["mode"])
+    uid, gid = _ids(str(item["owner"]), str(item["group"]))
+    if os.path.isdir(path):
+        return _attributes(path, mode, uid, gid, check_mode)
+    if os.path.lexists(path):
+        raise ValueError(f"{path}: exists and is not a directory; move it away first")
+    missing = [path]
+    while not os.path.isdir(os.path.dirname(missing[-1])) \
+            and os.path.dirname(missing[-1]) != missing[-1]:
+        missing.append(os.path.dirname(missing[-1]))
+    for directory in reversed(missing):
+        if check_mode:
+            planned.add(directory)
+        elif not os.path.isdir(directory):
+            os.mkdir(directory)
+            _attributes(directory, mode, uid, gid, check_mode)
+    return ["created"]
+
+
 def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
-            want_diff: bool = False) -> dict[str, Any]:
+            want_diff: bool = False,
+            directories: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """Install each of ``files`` (``dest``, ``content`` as bytes, ``owner``, ``group``,
     ``mode`` as an octal string or its number, and optionally ``validate``: a command with ``%s``
     that must accept a changed content before it replaces the file); in check mode, only tell
     what would change (as ansible.builtin.template, without validating).
 
-    Returns ``changed``, ``files`` (each ``dest`` with what changed: ``content``, ``owner``,
+    ``directories`` (``path``, ``owner``, ``group``, ``mode``) are made first, missing parents
+    with the same attributes, as ``ansible.builtin.file`` makes them.
+
+    Returns ``changed``, ``directories`` (each ``path`` with what changed: ``created``, ``owner``,
+    ``group``, ``mode``), ``files`` (each ``dest`` with what changed: ``content``, ``owner``,
     ``group``, ``mode``) and, with ``want_diff``, ``diff`` (one entry per changed content).
-    Raises ValueError naming the file and the reason on an unknown owner or group, a bad mode, a
-    missing directory or a content its validate command refuses.
+    Raises ValueError naming the path and the reason on an unknown owner or group, a bad mode, a
+    missing directory, a file where a directory should be or a content its validate command
+    refuses.
     """
+    planned: set[str] = set()
+    made = [{"path": str(item["path"]), "changes": _directory(item, check_mode, planned)}
+            for item in directories]
     reports: list[dict[str, Any]] = []
     diffs: list[dict[str, str]] = []
     for item in files:
@@ -134,7 +183,8 @@ def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
         mode = _mode(dest, item["mode"])
         validate = _validated(dest, item.get("validate"))
         uid, gid = _ids(str(item["owner"]), str(item["group"]))
-        if not os.path.isdir(os.path.dirname(dest) or "."):
+        parent = os.path.dirname(dest) or "."
+        if not os.path.isdir(parent) and os.path.normpath(parent) not in planned:
             raise ValueError(f"{dest}: its directory does not exist; create it first")
         before = _read(dest)
         changes: list[str] = []
@@ -145,20 +195,10 @@ def install(files: Iterable[Mapping[str, Any]], check_mode: bool = False,
             if not check_mode:
                 _write(dest, data, mode, uid, gid, validate)
         else:
-            status = os.lstat(dest)
-            if status.st_uid != uid:
-                changes.append("owner")
-            if status.st_gid != gid:
-                changes.append("group")
-            if stat.S_IMODE(status.st_mode) != mode:
-                changes.append("mode")
-            if not check_mode:
-                if "owner" in changes or "group" in changes:
-                    os.chown(dest, uid, gid)
-                if "mode" in changes:
-                    os.chmod(dest, mode)
+            changes = _attributes(dest, mode, uid, gid, check_mode)
         reports.append({"dest": dest, "changes": changes})
-    result: dict[str, Any] = {"changed": any(r["changes"] for r in reports), "files": reports}
+    result: dict[str, Any] = {"changed": any(r["changes"] for r in [*made, *reports]),
+                              "directories": made, "files": reports}
     if want_diff:
         result["diff"] = diffs
     return result

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: install_files
 author: kafkaform (@kafkaform)
-short_description: Install several small files on a host in one round trip
+short_description: Install several small files and their directories on a host in one round trip
 description:
   - Installs each file of O(files) with its content, owner, group and mode, writing only what
     differs, in one call to the host. M(ansible.builtin.copy) or M(ansible.builtin.template)
@@ -18,14 +18,37 @@ description:
   - Meant for small files (certificates, keys, scripts, a job's modules), as their content travels
     in the module's arguments. Use M(ansible.builtin.copy) for large ones.
 options:
+  directories:
+    description:
+      - Directories to create, or whose owner, group and mode to set, before the files are
+        written, in the same call; missing parents are made with the same attributes, as
+        M(ansible.builtin.file) with C(state=directory) makes them.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Absolute path of the directory on the host.
+        type: path
+        required: true
+      owner:
+        description: Owner of the directory; O(owner) when not given.
+        type: str
+      group:
+        description: Group of the directory; O(group) when not given.
+        type: str
+      mode:
+        description: Octal mode of the directory, such as V("0750").
+        type: raw
+        required: true
   files:
     description: The files to install.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       dest:
-        description: Absolute path on the host; its directory must exist.
+        description: Absolute path on the host; its directory must exist or be in O(directories).
         type: path
         required: true
       src:
@@ -102,9 +125,20 @@ EXAMPLES = r"""
       - {src: /control/pki/cert.pem, dest: /etc/monitoring/tls/cert.pem}
       - {src: /control/pki/key.pem, dest: /etc/monitoring/tls/key.pem}
   diff: false
+- name: Create the service's configuration and data directories
+  kafkaform.platform.install_files:
+    group: zookeeper
+    directories:
+      - {path: /etc/zookeeper, mode: "0750"}
+      - {path: /var/lib/zookeeper, owner: zookeeper, mode: "0750"}
 """
 
 RETURN = r"""
+directories:
+  description: Each directory's path and what changed in it (created, owner, group, mode).
+  returned: success
+  type: list
+  elements: dict
 files:
   description: Each file's path and what changed in it (content, owner, group, mode).
   returned: success
@@ -130,8 +164,15 @@ FILE_SPEC = {
     "mode": {"type": "raw"},
     "validate": {"type": "str"},
 }
+DIRECTORY_SPEC = {
+    "path": {"type": "path", "required": True},
+    "owner": {"type": "str"},
+    "group": {"type": "str"},
+    "mode": {"type": "raw", "required": True},
+}
 ARGUMENT_SPEC = {
-    "files": {"type": "list", "elements": "dict", "required": True, "options": FILE_SPEC,
+    "directories": {"type": "list", "elements": "dict", "default": [], "options": DIRECTORY_SPEC},
+    "files": {"type": "list", "elements": "dict", "default": [], "options": FILE_SPEC,
               "mutually_exclusive": [("src", "content", "template", "content_base64")],
               "required_one_of": [("src", "content", "template", "content_base64")]},
     "owner": {"type": "str", "default": "root"},
@@ -157,7 +198,10 @@ def main() -> None:
         files = [{"dest": item["dest"], "content": _content(item), "validate": item["validate"],
                   **{key: item[key] or params[key] for key in ("owner", "group", "mode")}}
                  for item in params["files"]]
-        result = install(files, check_mode=module.check_mode, want_diff=module._diff)
+        directories = [{**item, **{key: item[key] or params[key] for key in ("owner", "group")}}
+                       for item in params["directories"]]
+        result = install(files, check_mode=module.check_mode, want_diff=module._diff,
+                         directories=directories)
     except (ValueError, OSError) as error:
         module.fail_json(msg=str(error))
     module.exit_json(**result)

@@ -88,6 +88,43 @@ def test_binary_content_gets_no_text_diff(tmp_path: Path) -> None:
     assert "binary" in result["diff"][0]["after"]
 
 
+def directory(path: Path, mode: str = "0750") -> dict[str, Any]:
+    return {"path": str(path), "owner": OWNER, "group": GROUP, "mode": mode}
+
+
+def test_makes_directories_and_their_parents_then_the_files_in_them(tmp_path: Path) -> None:
+    conf, data = tmp_path / "etc" / "svc", tmp_path / "data"
+    data.mkdir(mode=0o755)
+    calls = {"directories": [directory(conf), directory(data, "0700")],
+             "files": [spec(conf / "svc.conf", b"a=1\n")]}
+    first = install(**calls)
+    assert [d["changes"] for d in first["directories"]] == [["created"], ["mode"]]
+    # Missing parents get the directory's attributes, as ansible.builtin.file gives them.
+    assert mode_of(tmp_path / "etc") == mode_of(conf) == 0o750
+    assert mode_of(data) == 0o700
+    assert (conf / "svc.conf").read_bytes() == b"a=1\n"
+    second = install(**calls)
+    assert not second["changed"]
+    assert [d["changes"] for d in second["directories"]] == [[], []]
+
+
+def test_check_mode_plans_directories_and_their_files_and_makes_nothing(tmp_path: Path) -> None:
+    conf = tmp_path / "etc" / "svc"
+    result = install([spec(conf / "svc.conf", b"a=1\n")], check_mode=True,
+                     directories=[directory(conf)])
+    assert result["changed"]
+    assert result["directories"][0]["changes"] == ["created"]
+    assert result["files"][0]["changes"] == ["content"]
+    assert not (tmp_path / "etc").exists()
+
+
+def test_a_file_where_a_directory_should_be_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "conf").write_bytes(b"not a directory")
+    with pytest.raises(ValueError, match="conf: exists and is not a directory"):
+        install([], directories=[directory(tmp_path / "conf")])
+    assert (tmp_path / "conf").read_bytes() == b"not a directory"
+
+
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("owner", "no-such-user-kf", "owner 'no-such-user-kf' does not exist"),
     ("group", "no-such-group-kf", "group 'no-such-group-kf' does not exist"),
@@ -157,15 +194,16 @@ def test_the_task_installs_sources_and_content_in_one_call(tmp_path: Path) -> No
     source = tmp_path / "keystore.p12"
     source.write_bytes(bytes(range(256)))
     target = tmp_path / "host"
-    target.mkdir()
     task = {"kafkaform.platform.install_files": {
         "owner": OWNER, "group": GROUP, "mode": "0640",
+        "directories": [{"path": str(target), "mode": "0750"}],
         "files": [{"src": str(source), "dest": str(target / "keystore.p12")},
                   {"content": "", "dest": str(target / "__init__.py"), "mode": "0644"}]}}
     dry = run_task(tmp_path, task, "--check")
-    assert dry["changed"] and not any(target.iterdir())
+    assert dry["changed"] and not target.exists()
     first = run_task(tmp_path, task)
     assert first["changed"]
+    assert mode_of(target) == 0o750
     assert (target / "keystore.p12").read_bytes() == bytes(range(256))
     assert mode_of(target / "keystore.p12") == 0o640
     assert mode_of(target / "__init__.py") == 0o644

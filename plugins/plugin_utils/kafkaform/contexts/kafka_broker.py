@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import CATALOG, kafka_major, release_key
-from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts import SYSTEMD_UNIT_DIR, service_directories
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
@@ -678,6 +678,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         },
         "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
         "read_write_paths": [*broker["log_dirs"], log_dir],
+        "directories": service_directories(conf_dir, [*broker["log_dirs"], log_dir],
+                                           str(get("user")), str(get("group")), metrics),
         "sandbox": sandbox(),
         # OP-03: the files the broker reads only at start; it restarts when one changed after it
         # started. The TLS stores are not among them for a ZooKeeper-mode broker: the running

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts import SYSTEMD_UNIT_DIR, service_directories
 from ..contexts.extras import one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
@@ -253,5 +253,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         },
         "nofile_limit": int(setting(settings, "os_tuning_nofile_limit")),
         "read_write_paths": read_write,
+        "directories": service_directories(conf_dir, read_write, str(get("user")),
+                                           str(get("group")), metrics),
         "sandbox": sandbox(),
     }

@@ -48,6 +48,15 @@ def download(url: str, checksum_url: str, dest: str, timeout: int) -> str:
     return digest
 
 
+def _in_place(link: str, lines: tuple[str, ...]) -> bool:
+    """Whether the release is already in place behind ``link``, as the role reads it in one call:
+    the marker a complete unpack writes, read through the link, holds these lines. Its digest
+    was verified when it was unpacked, so nothing is fetched or checked again."""
+    marker = shlex.quote(f"{link}/.kafkaform-artifact")
+    found = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {marker} 2>/dev/null || true"))
+    return set(lines) <= set(found.splitlines())
+
+
 def install(name: str, version: str, url: str, install_root: str | None = None,
             link: str | None = None) -> bool:
     """The artifact role with these inputs (its other inputs from the inventory or its defaults);
@@ -60,6 +69,9 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     defaults = role_defaults("artifact")
     a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
     archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
+    link_path = str(a["artifact_link"])
+    if _in_place(link_path, (f"name={name}", f"version={version}", f"archive={archive}")):
+        return False
     timeout = int(a["artifact_download_timeout"])
     cache_dir = str(a["artifact_cache_dir"])
     files.directory(name=f"Create the download cache directory {cache_dir}", path=cache_dir,
@@ -83,7 +95,6 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     # Written after a complete unpack, so an interrupted one is redone next run.
     put_content(f"name={name}\nversion={version}\narchive={archive}\nsha512={digest}\n", marker,
                 user=owner, group=group, mode="644")
-    link_path = str(a["artifact_link"])
     linked = files.link(name=f"Point {link_path} at {directory}", path=link_path,
                         target=directory, user=owner, group=group)
     return not unpacked or will_change(linked)
@@ -92,10 +103,9 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
 def jmx_agent(metrics: Mapping[str, Any], rules_template: str, rendered: Mapping[str, Any],
               group: str) -> None:
     """The Prometheus JMX exporter agent of a role's JVM (the ``metrics`` of its context): the
-    jar, verified by its sha512, and its rules, which the agent rereads without a restart."""
+    jar, verified by its sha512, and its rules, which the agent rereads without a restart. Its
+    directory is among the context's ``directories``."""
     if not metrics["enabled"]:
         return
-    files.directory(name=f"Create {metrics['dir']}", path=metrics["dir"], user="root",
-                    group="root", mode="755")
     download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
     put_rendered(rules_template, rendered, str(metrics["config"]), group=group, mode="640")

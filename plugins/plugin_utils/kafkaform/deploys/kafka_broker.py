@@ -109,11 +109,9 @@ def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
 def _configure(kb: dict[str, Any]) -> tuple[list[Any], Any]:
     """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
     group = kb["group"]
-    files.directory(name="Create the configuration directory", path=kb["conf_dir"],
-                    user="root", group=group, mode="750")
-    for path in kb["read_write_paths"]:
-        files.directory(name=f"Create {path}", path=path, user=kb["user"], group=group,
-                        mode="750")
+    for made in kb["directories"]:
+        files.directory(name=f"Create {made['path']}", path=made["path"], user=made["owner"],
+                        group=made["group"], mode=made["mode"].lstrip("0"))
     rendered = {ROLE: kb}
     ops = [
         put_rendered("kafka_broker/server.properties.j2", rendered, kb["java"]["config"],

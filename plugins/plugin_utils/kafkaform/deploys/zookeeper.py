@@ -96,11 +96,9 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
     """roles/zookeeper/tasks/configure.yml; returns the operations of the files the member reads
     at start and those of the systemd units."""
     group = zk["group"]
-    files.directory(name="Create the configuration directory", path=zk["conf_dir"],
-                    user="root", group=group, mode="750")
-    for path in zk["read_write_paths"]:
-        files.directory(name=f"Create {path}", path=path, user=zk["user"], group=group,
-                        mode="750")
+    for made in zk["directories"]:
+        files.directory(name=f"Create {made['path']}", path=made["path"], user=made["owner"],
+                        group=made["group"], mode=made["mode"].lstrip("0"))
     myid = f"{zk['data_dir']}/myid"
     existing = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(myid)} "
                                                               "2>/dev/null || true")).strip()
