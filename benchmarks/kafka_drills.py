@@ -83,9 +83,16 @@ def sh(container: str, command: str, check: bool = True, timeout: float = 600) -
     return _podman.sh(container, command, timeout=timeout, check=check)
 
 
+def inventory_list(inventory: str) -> dict[str, Any]:
+    """The inventory as ``ansible-inventory --list`` gives it: groups, and hostvars under _meta."""
+    listed: dict[str, Any] = json.loads(subprocess.run(
+        ["ansible-inventory", "-i", inventory, "--list"], capture_output=True, text=True,
+        check=True).stdout)
+    return listed
+
+
 def brokers(inventory: str) -> tuple[list[str], str, list[int]]:
-    data = json.loads(subprocess.run(["ansible-inventory", "-i", inventory, "--list"],
-                                     capture_output=True, text=True, check=True).stdout)
+    data = inventory_list(inventory)
     hosts = data["kafka_broker"]["hosts"]
     hostvars = data["_meta"]["hostvars"]
     # The BROKER listener, where the admin client configuration (the brokers' own certificate)
@@ -315,8 +322,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
 def upgraded(inventory: str) -> bool:
     """Every controller and broker runs the inventory's kafka_broker_version, and the cluster's
     metadata.version is the newest that release supports (KR-10)."""
-    data = json.loads(subprocess.run(["ansible-inventory", "-i", inventory, "--list"],
-                                     capture_output=True, text=True, check=True).stdout)
+    data = inventory_list(inventory)
     hostvars = data["_meta"]["hostvars"]
     nodes = [*data.get("kafka_controller", {}).get("hosts", []), *data["kafka_broker"]["hosts"]]
     version = str(hostvars[nodes[-1]].get("kafka_broker_version", ""))

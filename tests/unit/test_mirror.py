@@ -7,6 +7,7 @@ built archives' JVMs). Jars are stand-in files; only names and layout matter to 
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import tarfile
@@ -185,6 +186,16 @@ def test_kafka_4_layout_logs_with_log4j2_and_has_no_zookeeper_scripts(tmp_path: 
     assert b"log4j2.yaml" in (members["bin/kafka-run-class.sh"].data or b"")
     assert mirror.kafka_roots(upgrade)[-1] == mirror.KAFKA4_SLF4J_BINDING
     assert mirror.kafka_recipe(upgrade).digest() != mirror.kafka_recipe(CATALOG.kafka).digest()
+
+
+@pytest.mark.parametrize("release", ["kafka", "kafka_upgrade"])
+def test_each_kafka_layout_points_its_scripts_at_its_own_logging_files(release: str) -> None:
+    layout = mirror.kafka_layout(getattr(CATALOG, release))
+    tools = re.search(r"\$base_dir/config/([\w.-]+)", layout.run_class)
+    server = re.search(r"\$base_dir/\.\./config/([\w.-]+)", layout.server_start)
+    assert tools and server, "a script lost its logging option"
+    assert {tools[1], server[1]} <= set(layout.config)
+    assert "tools" in tools[1] and "tools" not in server[1]
 
 
 def test_kafka_4_binding_must_match_the_log4j_maven_resolves(tmp_path: Path) -> None:

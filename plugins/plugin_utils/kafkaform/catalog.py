@@ -211,8 +211,7 @@ CATALOG = Catalog(
 def kafka_major(version: object = None) -> int:
     """The major version of a Kafka release (4 for "4.1.2"): 3 is the last line with ZooKeeper
     mode. The catalog's default release when ``version`` is unset or not a version number."""
-    head = str(version or "").split(".", 1)[0]
-    return int(head) if head.isdigit() else kafka_major(CATALOG.kafka.version)
+    return (release_key(version) or release_key(CATALOG.kafka.version))[0]
 
 
 def release_key(version: object) -> tuple[int, ...]:

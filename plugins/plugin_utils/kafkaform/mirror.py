@@ -643,6 +643,10 @@ KAFKA_SCRIPTS = {
     "zookeeper-server-start.sh": "org.apache.zookeeper.server.quorum.QuorumPeerMain",
 }
 
+#: The scripts' texts take the release's logging option where they read @LOGGING@ (log4j 1.x
+#: properties on Kafka 3, log4j2 YAML on Kafka 4): see :func:`kafka_layout`.
+LOGGING = "@LOGGING@"
+
 KAFKA_RUN_CLASS = """\
 #!/usr/bin/env bash
 # Minimal kafka-run-class.sh: what the release's script does for a plain Linux JVM.
@@ -650,7 +654,7 @@ KAFKA_RUN_CLASS = """\
 set -e
 base_dir=$(cd "$(dirname "$0")/.." && pwd)
 CLASSPATH="$base_dir/libs/*${CLASSPATH:+:$CLASSPATH}"
-KAFKA_LOG4J_OPTS=${KAFKA_LOG4J_OPTS:-"-Dlog4j.configuration=file:$base_dir/config/tools-log4j.properties"}
+KAFKA_LOG4J_OPTS=${KAFKA_LOG4J_OPTS:-"@LOGGING@"}
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:-"-Xmx256M"}
 LOG_DIR=${LOG_DIR:-"$base_dir/logs"}
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
@@ -678,7 +682,7 @@ KAFKA_SERVER_START = """\
 #!/usr/bin/env bash
 # Usage: kafka-server-start.sh [-daemon] server.properties [--override property=value]*
 base_dir=$(dirname "$0")
-log4j="-Dlog4j.configuration=file:$base_dir/../config/log4j.properties"
+log4j="@LOGGING@"
 export KAFKA_LOG4J_OPTS=${KAFKA_LOG4J_OPTS:-$log4j}
 export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:-"-Xmx1G -Xms1G"}
 extra=""
@@ -884,18 +888,20 @@ def kafka_layout(component: Component) -> KafkaLayout:
     """Kafka 3's layout (reload4j, log4j 1.x files), or Kafka 4's (log4j2 YAML files)."""
     clients = KAFKA_CLIENT_PROPERTIES
     if kafka_major(component.version) < 4:
-        return KafkaLayout(KAFKA_SCRIPTS, KAFKA_RUN_CLASS, KAFKA_SERVER_START, {
-            "server.properties": KAFKA_SERVER_PROPERTIES,
-            "zookeeper.properties": KAFKA_ZOOKEEPER_PROPERTIES,
-            "log4j.properties": KAFKA_LOG4J,
-            "tools-log4j.properties": KAFKA_TOOLS_LOG4J, **clients})
-    log4j2 = "-Dlog4j2.configurationFile="
+        option = "-Dlog4j.configuration=file:{}.properties"
+        return KafkaLayout(
+            KAFKA_SCRIPTS,
+            KAFKA_RUN_CLASS.replace(LOGGING, option.format("$base_dir/config/tools-log4j")),
+            KAFKA_SERVER_START.replace(LOGGING, option.format("$base_dir/../config/log4j")),
+            {"server.properties": KAFKA_SERVER_PROPERTIES,
+             "zookeeper.properties": KAFKA_ZOOKEEPER_PROPERTIES,
+             "log4j.properties": KAFKA_LOG4J,
+             "tools-log4j.properties": KAFKA_TOOLS_LOG4J, **clients})
+    option = "-Dlog4j2.configurationFile={}.yaml"
     return KafkaLayout(
         KAFKA4_SCRIPTS,
-        KAFKA_RUN_CLASS.replace("-Dlog4j.configuration=file:$base_dir/config/tools-log4j.properties",
-                                f"{log4j2}$base_dir/config/tools-log4j2.yaml"),
-        KAFKA_SERVER_START.replace("-Dlog4j.configuration=file:$base_dir/../config/log4j.properties",
-                                   f"{log4j2}$base_dir/../config/log4j2.yaml"),
+        KAFKA_RUN_CLASS.replace(LOGGING, option.format("$base_dir/config/tools-log4j2")),
+        KAFKA_SERVER_START.replace(LOGGING, option.format("$base_dir/../config/log4j2")),
         {"server.properties": KAFKA4_SERVER_PROPERTIES, "log4j2.yaml": KAFKA4_LOG4J2,
          "tools-log4j2.yaml": KAFKA4_TOOLS_LOG4J2, **clients})
 
