@@ -90,10 +90,16 @@ def context(of: Host | None = None) -> dict[str, Any]:
                               {"cores": cores, "memory_mb": memory_mb})
 
 
+def _probe_argv(node: dict[str, Any], script: str, targets: list[str]) -> list[str]:
+    """A probe of roles/spark_node/vars/main.yml run by the host's python3: the master's web UI
+    over TLS (trusting the cluster CA), then what it checks there."""
+    return ["python3", "-c", str(_role_vars()[script]), node["master_webui_urls"][0],
+            node["tls"]["trust"], *targets]
+
+
 def workers_alive_argv(node: dict[str, Any]) -> list[str]:
     """``spark_node_workers_alive_argv``: exits 0 when the master lists every worker ALIVE."""
-    return ["python3", "-c", str(_role_vars()["spark_node_workers_alive_script"]),
-            node["master_webui_urls"][0], node["tls"]["trust"], *node["worker_addresses"]]
+    return _probe_argv(node, "spark_node_workers_alive_script", node["worker_addresses"])
 
 
 def _python_environment(node: dict[str, Any], s: dict[str, Any], release_changes: bool) -> None:
@@ -197,8 +203,7 @@ def _configure(node: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], list
 def apps_served_argv(node: dict[str, Any]) -> list[str]:
     """``spark_node_apps_served_argv``: exits 0 when every running application has an executor
     (or no worker has a core to give it)."""
-    return ["python3", "-c", str(_role_vars()["spark_node_apps_served_script"]),
-            node["master_webui_urls"][0], node["tls"]["trust"], *node["worker_webui_urls"]]
+    return _probe_argv(node, "spark_node_apps_served_script", node["worker_webui_urls"])
 
 
 def _restart_if_stale(daemons: list[dict[str, Any]], node: dict[str, Any], workers: list[str],
