@@ -160,14 +160,20 @@ def put_content(content: str, dest: str, *, user: str = "root", group: str = "ro
 
 
 def install_packages(name: str, packages: Sequence[str], cache_time: int,
-                     no_recommends: bool = False) -> None:
-    """``ansible.builtin.apt`` with ``update_cache`` and ``cache_valid_time``: Ansible refreshes
-    the package lists on the way to an install and never counts that as a change; pyinfra counts
-    its refresh, so it refreshes only when a package is missing."""
+                     no_recommends: bool = False, java: bool = False) -> None:
+    """``ansible.builtin.apt`` with ``update_cache`` and ``cache_valid_time``, asked only when a
+    package is missing, as the roles ask it (pyinfra would also count the lists' refresh as a
+    change). ``java``: the package set holds the JRE, whose man page directory comes first."""
     installed = host.get_fact(DebPackages)
-    if any(package not in installed for package in packages):
-        apt.packages(name=name, packages=list(packages), update=True, cache_time=cache_time,
-                     no_recommends=no_recommends)
+    if all(package in installed for package in packages):
+        return
+    if java:
+        # Minimal images drop /usr/share/man; the JRE's postinst then fails to register its man
+        # page.
+        files.directory(name="Create the man page directory the JRE package writes to",
+                        path="/usr/share/man/man1", user="root", group="root", mode="755")
+    apt.packages(name=name, packages=list(packages), update=True, cache_time=cache_time,
+                 no_recommends=no_recommends)
 
 
 #: By host, the files an earlier deploy of this run changes: a later deploy restarts a service

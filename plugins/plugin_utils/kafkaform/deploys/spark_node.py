@@ -140,12 +140,9 @@ def _write_pth(env_python: str, home: str) -> None:
 
 def _install(node: dict[str, Any], s: dict[str, Any]) -> None:
     """roles/spark_node/tasks/install.yml."""
-    # Minimal images drop /usr/share/man; the JRE's postinst then fails to register its man page.
-    files.directory(name="Create the man page directory the JRE package writes to",
-                    path="/usr/share/man/man1", user="root", group="root", mode="755")
     install_packages("Install Java 17 and Python from the distribution",
                      [str(s["spark_node_java_package"]), str(s["spark_node_python_package"])],
-                     cache_time=3600, no_recommends=True)
+                     cache_time=3600, no_recommends=True, java=True)
     server.group(name="Create the spark group", group=node["group"], system=True)
     server.user(name="Create the spark user, without a login shell", user=node["user"],
                 group=node["group"], system=True, shell="/usr/sbin/nologin",

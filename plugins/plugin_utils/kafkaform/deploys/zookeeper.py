@@ -75,11 +75,8 @@ def _security_gate(zk: dict[str, Any]) -> None:
 
 def _install(zk: dict[str, Any], s: dict[str, Any]) -> None:
     """roles/zookeeper/tasks/install.yml."""
-    # Minimal images drop /usr/share/man; the JRE's postinst then fails to register its man page.
-    files.directory(name="Create the man page directory the JRE package writes to",
-                    path="/usr/share/man/man1", user="root", group="root", mode="755")
     install_packages("Install Java 17 from the distribution", [str(s["zookeeper_java_package"])],
-                     cache_time=3600, no_recommends=True)
+                     cache_time=3600, no_recommends=True, java=True)
     server.group(name="Create the zookeeper group", group=zk["group"], system=True)
     server.user(name="Create the zookeeper user, without login or home", user=zk["user"],
                 group=zk["group"], system=True, shell="/usr/sbin/nologin", home=zk["data_dir"],
