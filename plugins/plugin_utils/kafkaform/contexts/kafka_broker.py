@@ -611,6 +611,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                    *(["--max-lag", str(int(cluster["metadata_max_lag"]))]
                      if kraft else []),
                    "--wait", str(health_wait_s)]
+    read_write = [*broker["log_dirs"], log_dir]
     return {
         "host": host,
         "id": int(broker["id"]),
@@ -677,9 +678,9 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
             "config": f"{conf_dir}/server.properties",
         },
         "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
-        "read_write_paths": [*broker["log_dirs"], log_dir],
-        "directories": service_directories(conf_dir, [*broker["log_dirs"], log_dir],
-                                           str(get("user")), str(get("group")), metrics),
+        "read_write_paths": read_write,
+        "directories": service_directories(conf_dir, read_write, str(get("user")),
+                                           str(get("group")), metrics),
         "sandbox": sandbox(),
         # OP-03: the files the broker reads only at start; it restarts when one changed after it
         # started. The TLS stores are not among them for a ZooKeeper-mode broker: the running

@@ -159,6 +159,14 @@ def put_content(content: str, dest: str, *, user: str = "root", group: str = "ro
     return _put(content.encode(), dest, user, group, mode)
 
 
+def make_directories(directories: Iterable[Mapping[str, str]]) -> None:
+    """A context's ``directories`` (``contexts.service_directories``), each with its owner, group
+    and mode, as the roles make them with ``install_files``."""
+    for made in directories:
+        files.directory(name=f"Create {made['path']}", path=made["path"], user=made["owner"],
+                        group=made["group"], mode=made["mode"].lstrip("0"))
+
+
 def install_packages(name: str, packages: Sequence[str], cache_time: int,
                      no_recommends: bool = False, java: bool = False) -> None:
     """``ansible.builtin.apt`` with ``update_cache`` and ``cache_valid_time``, asked only when a

@@ -35,6 +35,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    make_directories,
     member_contexts,
     play_hosts,
     put_content,
@@ -110,9 +111,7 @@ def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
 def _configure(kb: dict[str, Any]) -> tuple[list[Any], Any]:
     """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
     group = kb["group"]
-    for made in kb["directories"]:
-        files.directory(name=f"Create {made['path']}", path=made["path"], user=made["owner"],
-                        group=made["group"], mode=made["mode"].lstrip("0"))
+    make_directories(kb["directories"])
     rendered = {ROLE: kb}
     ops = [
         put_rendered("kafka_broker/server.properties.j2", rendered, kb["java"]["config"],

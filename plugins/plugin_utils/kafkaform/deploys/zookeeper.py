@@ -26,6 +26,7 @@ from .base import (
     Roll,
     cluster,
     install_packages,
+    make_directories,
     member_contexts,
     play_hosts,
     put_content,
@@ -93,9 +94,7 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
     """roles/zookeeper/tasks/configure.yml; returns the operations of the files the member reads
     at start and those of the systemd units."""
     group = zk["group"]
-    for made in zk["directories"]:
-        files.directory(name=f"Create {made['path']}", path=made["path"], user=made["owner"],
-                        group=made["group"], mode=made["mode"].lstrip("0"))
+    make_directories(zk["directories"])
     myid = f"{zk['data_dir']}/myid"
     existing = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(myid)} "
                                                               "2>/dev/null || true")).strip()
