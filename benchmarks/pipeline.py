@@ -5,9 +5,12 @@
 Throughput: a fresh topic (as many partitions as the pipeline's) is filled with ``--records`` events
 by the pipeline's generator; Kafka's ConsumerPerformance reads them all on a broker host; then the
 pipeline job itself, submitted to the standalone master with ``--available-now`` and a scratch
-directory, reads, parses and lands them as Parquet (both queries). The lab's pipeline service is
-stopped meanwhile (it would hold the workers' cores) and started again afterwards. Printed: each
-rate in records/s and pipeline / ConsumerPerformance as a ratio.
+directory, reads, parses and lands them as Parquet (both queries), twice: freshly submitted (the
+cold ratio: its executors compile their code and connect to Kafka during the first micro-batch),
+and in an application that has done the same work once (``pipeline_warm_job.py``: the ratio,
+what a running job sustains). The lab's pipeline service is stopped meanwhile (it would hold the
+workers' cores) and started again afterwards. Printed: each rate in records/s and pipeline /
+ConsumerPerformance as a ratio.
 
 Latency: with the service running, ``--latency-events`` events at ``--latency-rate``/s into the
 pipeline's topic; for each, Kafka's append time to the moment its Parquet file was written (the
@@ -27,6 +30,7 @@ import re
 import subprocess
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import _podman
@@ -37,6 +41,7 @@ CONFIG = "/etc/kafkaform-pipeline/pipeline.properties"
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 SPARK_SUBMIT = "/opt/kafkaform/spark/bin/spark-submit"
 JOB = "/opt/kafkaform/pipeline/kafkaform/pipeline/job.py"
+WARM_JOB = Path(__file__).with_name("pipeline_warm_job.py")
 KAFKA_JAVA = ("/usr/lib/jvm/java-17-openjdk-amd64/bin/java -Xmx256m -XX:+UseSerialGC "
               "-cp '/opt/kafkaform/kafka/libs/*'")
 
@@ -44,6 +49,22 @@ KAFKA_JAVA = ("/usr/lib/jvm/java-17-openjdk-amd64/bin/java -Xmx256m -XX:+UseSeri
 def sh(container: str, command: str, timeout: float = 900) -> str:
     # A failure shows only the end of each output.
     return _podman.sh(container, command, timeout=timeout, tail=(2000, 3000))
+
+
+def executor_options(master: str) -> str:
+    """The executors' memory and cores the pipeline's service submits with (its unit)."""
+    unit = sh(master, "systemctl cat kafkaform-pipeline")
+    memory = re.search(r"--executor-memory (\S+)", unit)
+    cores = re.search(r"spark\.executor\.cores=(\d+)", unit)
+    if not memory or not cores:
+        raise RuntimeError(f"{master}: no executor memory or cores in kafkaform-pipeline's unit")
+    return f"--executor-memory {memory.group(1)} --conf spark.executor.cores={cores.group(1)}"
+
+
+def put(container: str, source: Path, path: str) -> None:
+    """Copy a file of this folder into ``container``, readable by every user there."""
+    subprocess.run(["podman", "cp", str(source), f"{container}:{path}"], check=True)
+    sh(container, f"chmod 644 {path}")
 
 
 def last_json(output: str) -> Any:
@@ -123,30 +144,39 @@ def throughput(master: str, broker: str, config: dict[str, str], records: int) -
                    "--rate 100000 2>/dev/null")
         consumer = [consumer_performance(broker, boot, topic, records) for _ in range(2)]
         print(f"ConsumerPerformance: {consumer} records/s", flush=True)
+        executors = executor_options(master)
         sh(master, "systemctl stop kafkaform-pipeline")
+        put(master, WARM_JOB, f"/tmp/warm-{run}.py")
         submit = (f"cd /var/lib/spark && runuser -u spark -- env SPARK_CONF_DIR=/etc/spark "
                   f"PYTHONPATH=/opt/kafkaform/pipeline {SPARK_SUBMIT} --name kafkaform-bench "
-                  "--executor-memory 1024m --conf spark.executor.cores=1 "
-                  f"{JOB} --config /tmp/bench-{run}.properties --available-now 2>/dev/null")
+                  f"{executors} ")
         started = time.monotonic()
-        summary = last_json(sh(master, submit))
+        cold = last_json(sh(master, f"{submit} {JOB} --config /tmp/bench-{run}.properties "
+                                    "--available-now 2>/dev/null"))
         wall = time.monotonic() - started
+        sh(master, f"rm -rf {scratch}")
+        warm = last_json(sh(master, f"{submit} /tmp/warm-{run}.py /tmp/bench-{run}.properties "
+                                    f"{scratch}-warmup 2>/dev/null"))
     finally:
         sh(master, "systemctl start kafkaform-pipeline")
-        sh(master, f"rm -rf {scratch} /tmp/bench-{run}.properties")
+        sh(master, f"rm -rf {scratch} {scratch}-warmup /tmp/bench-{run}.properties "
+                   f"/tmp/warm-{run}.py")
         for principal, operations in grants.items():
             grant(broker, boot, principal, topic, operations, add=False)
         sh(broker, f"{KAFKA_JAVA} org.apache.kafka.tools.TopicCommand --bootstrap-server {boot} "
                    f"--command-config {ADMIN_CONFIG} --delete --topic {topic} 2>/dev/null")
-    if summary["records"] != records:
-        raise RuntimeError(f"the pipeline read {summary['records']} of {records} records")
-    pipeline = records / summary["seconds"]
+    for summary in (cold, warm):
+        if summary["records"] != records:
+            raise RuntimeError(f"the pipeline read {summary['records']} of {records} records")
     best = max(consumer)
+    steady, started_cold = records / warm["seconds"], records / cold["seconds"]
     return {"records": records, "partitions": count, "consumer_records_per_s": round(best),
-            "pipeline_records_per_s": round(pipeline), "ratio": round(pipeline / best, 3),
-            "pipeline_batches": summary["batches"], "pipeline_batch_seconds": summary["seconds"],
-            "pipeline_wall_seconds_with_startup": round(wall, 1),
-            "pipeline_phases_ms": summary["phases_ms"]}
+            "pipeline_records_per_s": round(steady), "ratio": round(steady / best, 3),
+            "pipeline_batches": warm["batches"], "pipeline_batch_seconds": warm["seconds"],
+            "pipeline_phases_ms": warm["phases_ms"],
+            "cold_records_per_s": round(started_cold),
+            "cold_ratio": round(started_cold / best, 3), "cold_batch_seconds": cold["seconds"],
+            "cold_wall_seconds_with_startup": round(wall, 1), "cold_phases_ms": cold["phases_ms"]}
 
 
 def latency(master: str, events: int, rate: int, warmup_seconds: int) -> dict[str, Any]:
@@ -181,9 +211,12 @@ def main() -> int:
     if args.only != "latency":
         t = throughput(master, broker, config, args.records)
         print(json.dumps(t), flush=True)
-        print(f"pipeline {t['pipeline_records_per_s']} records/s vs ConsumerPerformance "
-              f"{t['consumer_records_per_s']} records/s on {t['records']} records: "
-              f"ratio {t['ratio']}", flush=True)
+        print(f"pipeline {t['pipeline_records_per_s']} records/s (warm application) vs "
+              f"ConsumerPerformance {t['consumer_records_per_s']} records/s on {t['records']} "
+              f"records: ratio {t['ratio']}", flush=True)
+        print(f"freshly submitted: {t['cold_records_per_s']} records/s, cold ratio "
+              f"{t['cold_ratio']} ({t['cold_wall_seconds_with_startup']} s with the "
+              "application's start)", flush=True)
     if args.only != "throughput":
         lat = latency(master, args.latency_events, args.latency_rate, args.warmup_seconds)
         print(json.dumps(lat), flush=True)

@@ -135,6 +135,7 @@ class RecordingReader:
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
         self.readStream = self
+        self.read = self
 
     def format(self, name: str) -> RecordingReader:
         self.seen["format"] = name
@@ -152,16 +153,20 @@ class RecordingReader:
         return self.seen
 
 
-def test_the_source_never_skips_data_and_does_not_idle_on_each_fetch() -> None:
+def job_config() -> Any:
+    """What kafka_source and kafka_batch read of a PipelineConfig."""
     from types import SimpleNamespace
 
-    from kafkaform.pipeline.job import kafka_source
-
-    config = SimpleNamespace(
+    return SimpleNamespace(
         kafka_options=lambda identity: {"kafka.security.protocol": "SASL_SSL",
                                         "groupIdPrefix": f"kafkaform-x-{identity}"},
         bootstrap_servers="a:9093,b:9093", topic="kf.events", max_offsets_per_trigger=1000)
-    options = kafka_source(RecordingReader(), config)
+
+
+def test_the_source_never_skips_data_and_does_not_idle_on_each_fetch() -> None:
+    from kafkaform.pipeline.job import kafka_source
+
+    options = kafka_source(RecordingReader(), job_config())
     assert options["format"] == "kafka" and options["subscribe"] == "kf.events"
     assert options["kafka.security.protocol"] == "SASL_SSL"
     assert options["groupIdPrefix"] == "kafkaform-x-job"
@@ -171,6 +176,17 @@ def test_the_source_never_skips_data_and_does_not_idle_on_each_fetch() -> None:
     assert options["kafka.isolation.level"] == "read_committed"
     # Latency: a fetch that finds nothing new returns well within a trigger interval.
     assert int(options["kafka.fetch.max.wait.ms"]) <= 100
+
+
+def test_the_batch_read_connects_and_reads_as_the_stream_does() -> None:
+    from kafkaform.pipeline.job import kafka_batch, kafka_source
+
+    batch = kafka_batch(RecordingReader(), job_config())
+    stream = kafka_source(RecordingReader(), job_config())
+    # Everything the topic holds now, with the stream's client, topic and isolation.
+    assert batch.pop("endingOffsets") == "latest"
+    assert batch == {k: v for k, v in stream.items()
+                     if k not in ("failOnDataLoss", "maxOffsetsPerTrigger")}
 
 
 def write_batch(directory: Path, batch: int, offsets: str, committed: bool) -> None:

@@ -38,7 +38,8 @@ from .facts import ServiceStale
 ROLE = "spark_pipeline"
 #: The tools on the driver host (roles/spark_pipeline/vars/main.yml).
 TOOL = "/usr/local/bin/kafkaform-pipeline"
-#: Whether the master runs the application named in argv[3] (its state over its TLS port).
+#: Whether the master runs the application named in argv[3] on executors (its state over its
+#: TLS port): an application no worker can give an executor waits with 0 cores, reading nothing.
 RUNNING_PROBE = """\
 import json, ssl, sys, urllib.request
 url, trust, name = sys.argv[1:]
@@ -46,7 +47,9 @@ context = ssl.create_default_context(cafile=trust)
 with urllib.request.urlopen(url, timeout=10, context=context) as answer:
     apps = json.load(answer).get("activeapps", [])
 running = [a for a in apps if a.get("name") == name and a.get("state") == "RUNNING"]
-sys.exit(0 if len(running) == 1 else f"{name}: {len(running)} RUNNING")
+cores = [a.get("cores", 0) for a in running]
+sys.exit(0 if cores and min(cores) > 0 and len(cores) == 1
+         else f"{name}: {len(running)} RUNNING, cores granted {cores}")
 """
 
 
@@ -118,12 +121,14 @@ def _check_shared_dir(job: dict[str, Any], workers: list[str]) -> None:
             "uid everywhere; nothing was started.")
 
 
-def _wait_running(job: dict[str, Any], timeout_s: float) -> None:
+def _wait_running(job: dict[str, Any], timeout_s: float, executor: str) -> None:
     ran = until_ok(host.name, ["python3", "-c", RUNNING_PROBE, job["master_state_url"],
                                job["trust"], job["application"]], timeout_s, 3.0)
     if not ran.ok:
-        raise DeployError(f"{host.name}: the master does not run {job['application']} after "
-                          f"{timeout_s:g} s: {ran.said}. See `journalctl -u {job['unit']}`.")
+        raise DeployError(
+            f"{host.name}: the master does not run {job['application']} on executors after "
+            f"{timeout_s:g} s: {ran.said}. A worker must offer {executor}: lower them or give the "
+            f"workers more. See `journalctl -u {job['unit']}`.")
 
 
 @deploy("spark_pipeline")
@@ -158,6 +163,9 @@ def spark_pipeline() -> None:
                     function=restart_if_stale, service=job["unit"],
                     restart_files=job["restart_files"])
     if started_wanted and (might_restart or will_change(service)):
-        python.call(name="Wait until the master runs the pipeline application",
+        executor = (f"spark_pipeline_executor_cores ({s['spark_pipeline_executor_cores']}) "
+                    "free cores and spark_pipeline_executor_memory_mb "
+                    f"({s['spark_pipeline_executor_memory_mb']}) MB")
+        python.call(name="Wait until the master runs the pipeline application on executors",
                     function=_wait_running, job=job,
-                    timeout_s=float(s["spark_pipeline_start_timeout_s"]))
+                    timeout_s=float(s["spark_pipeline_start_timeout_s"]), executor=executor)

@@ -35,17 +35,30 @@ FETCH_MAX_WAIT_MS = 50
 def kafka_source(spark: Any, config: PipelineConfig) -> Any:
     """The topic as a stream: from the earliest offset, failing (never skipping) on lost data."""
     return (
-        spark.readStream.format("kafka")
-        .options(**config.kafka_options("job"))  # SASL_SSL as the job's own user, SE-03
-        .option("kafka.bootstrap.servers", config.bootstrap_servers)  # CL-08: several brokers
-        .option("subscribe", config.topic)
-        .option("startingOffsets", "earliest")  # CL-09, SP-05: a new checkpoint reads it all
+        spark.readStream.format("kafka").options(**reader_options(config))
         .option("failOnDataLoss", "true")  # offsets gone before they were read stop the job
-        .option("kafka.isolation.level", "read_committed")  # CL-05
         .option("maxOffsetsPerTrigger", config.max_offsets_per_trigger)
-        .option("kafka.fetch.max.wait.ms", str(FETCH_MAX_WAIT_MS))
         .load()
     )
+
+
+def kafka_batch(spark: Any, config: PipelineConfig) -> Any:
+    """Everything the topic holds now, read once as a batch with the stream's client settings
+    (the throughput benchmark warms an application with it)."""
+    return (spark.read.format("kafka").options(**reader_options(config))
+            .option("endingOffsets", "latest").load())
+
+
+def reader_options(config: PipelineConfig) -> dict[str, str]:
+    """How the job's Kafka reader connects and what it reads, stream or batch."""
+    return {
+        **config.kafka_options("job"),  # SASL_SSL as the job's own user, SE-03
+        "kafka.bootstrap.servers": config.bootstrap_servers,  # CL-08: several brokers
+        "subscribe": config.topic,
+        "startingOffsets": "earliest",  # CL-09, SP-05: a new checkpoint reads it all
+        "kafka.isolation.level": "read_committed",  # CL-05
+        "kafka.fetch.max.wait.ms": str(FETCH_MAX_WAIT_MS),
+    }
 
 
 def classify(records: Any) -> Any:
@@ -141,6 +154,15 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
             "phases_ms": phases}
 
 
+def run_available_now(spark: Any, config: PipelineConfig) -> dict[str, Any]:
+    """Both queries over what the topic holds now, then stopped; their ``progress_summary``."""
+    queries = start(spark, config, available_now=True)
+    for query in queries:
+        query.awaitTermination()
+    return progress_summary([json.loads(p.json) if hasattr(p, "json") else dict(p)
+                             for q in queries for p in q.recentProgress])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="the role's pipeline.properties")
@@ -152,19 +174,15 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName(f"kafkaform-pipeline-{config.name}").getOrCreate()
-    if config.progress_file and not args.available_now:
+    if args.available_now:
+        print(json.dumps(run_available_now(spark, config)), flush=True)
+        spark.stop()
+        return 0
+    if config.progress_file:
         from kafkaform.pipeline.progress import listen
 
         listen(spark, config.progress_file)  # MO-09
-    queries = start(spark, config, available_now=args.available_now)
-    if args.available_now:
-        for query in queries:
-            query.awaitTermination()
-        progress = [json.loads(p.json) if hasattr(p, "json") else dict(p)
-                    for q in queries for p in q.recentProgress]
-        print(json.dumps(progress_summary(progress)), flush=True)
-        spark.stop()
-        return 0
+    start(spark, config)
     # Either query failing ends the application with an error; systemd starts it again and both
     # resume from their checkpoints.
     spark.streams.awaitAnyTermination()

@@ -151,6 +151,7 @@ def test_pipeline_runs_on_the_master_as_spark(master: SparkNode,
     apps = master.master_state()["activeapps"]
     running = [a for a in apps if a["name"] == pipeline["application"]]
     assert [a["state"] for a in running] == ["RUNNING"], apps
+    assert running[0]["cores"] > 0, f"{pipeline['application']} has no executor: {apps}"
     service = master.host.service(pipeline["unit"])
     assert service.is_running and service.is_enabled
     pid = master.host.check_output("systemctl show --property=MainPID --value %s",

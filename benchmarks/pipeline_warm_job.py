@@ -1,0 +1,39 @@
+"""The pipeline job's `--available-now` run, in an application that has done the same work once.
+
+Not run on the control node: ``benchmarks/pipeline.py`` copies it to the Spark master and submits
+it there, beside the job's own modules::
+
+    spark-submit pipeline_warm_job.py <pipeline.properties> <scratch directory>
+
+A streaming job that has run for a while has its executors' code compiled, its classes loaded and
+a Kafka consumer per partition connected over TLS; a freshly submitted one spends its first
+micro-batch on all of that (about 10 s on the lab). To measure what a running job sustains, this
+first reads the whole topic once as a batch, classifies it and writes both outputs to the scratch
+directory, exactly as a micro-batch would, then runs both queries over the topic (with their own
+checkpoints and sinks, as ``job.py --available-now`` does) and prints their summary as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from kafkaform.pipeline import job
+from kafkaform.pipeline.config import PipelineConfig
+
+
+def main(config_path: str, scratch: str) -> int:
+    from pyspark.sql import SparkSession
+
+    config = PipelineConfig.load(config_path)
+    spark = SparkSession.builder.appName(f"kafkaform-pipeline-{config.name}-warm").getOrCreate()
+    records = job.classify(job.kafka_batch(spark, config))
+    job.events(records).write.partitionBy("event_date").parquet(f"{scratch}/events")
+    job.quarantine(records).write.parquet(f"{scratch}/quarantine")
+    print(json.dumps(job.run_available_now(spark, config)), flush=True)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
