@@ -350,6 +350,39 @@ def pipeline_sources(view: InventoryView) -> Iterator[Finding]:
                       "warning")
 
 
+def pipeline_executor_fits(view: InventoryView) -> Iterator[Finding]:
+    """SP-11, when every worker's offer is set: one that derives its cores or memory from its
+    host (0) may fit, and the run checks that the job got executors."""
+    masters, workers = view.members(model.SPARK_MASTER), view.members(model.SPARK_WORKER)
+    if not masters or not workers:
+        return
+
+    def setting(host: str, name: str) -> int | None:
+        return as_int(view.var(host, name, role_default(name)))
+
+    cores = setting(masters[0], "spark_pipeline_executor_cores")
+    memory = setting(masters[0], "spark_pipeline_executor_memory_mb")
+    if cores is None or memory is None:
+        return  # role_inputs reports a malformed value
+    offers: dict[str, tuple[int, int]] = {}
+    for worker in workers:
+        offered = (setting(worker, "spark_node_worker_cores"),
+                   setting(worker, "spark_node_worker_memory_mb"))
+        if not offered[0] or not offered[1]:
+            return  # derived from the host (0), or malformed: role_inputs reports that
+        offers[worker] = (offered[0], offered[1])
+    if not any(c >= cores and m >= memory for c, m in offers.values()):
+        shown = ", ".join(f"{w}: {c} core{'' if c == 1 else 's'}, {m} MB"
+                          for w, (c, m) in offers.items())
+        yield Finding(cite("SP-11"),
+                      f"an executor of the pipeline on {masters[0]} takes "
+                      f"spark_pipeline_executor_cores {cores} and spark_pipeline_executor_"
+                      f"memory_mb {memory}, and no worker offers that ({shown})",
+                      "lower spark_pipeline_executor_cores or spark_pipeline_executor_memory_mb, "
+                      "or raise spark_node_worker_cores or spark_node_worker_memory_mb",
+                      (masters[0], *workers))
+
+
 def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
     """Cluster-wide settings must have one value: the model reads them from any host."""
     for key in CLUSTER_DEFAULTS:
@@ -800,6 +833,7 @@ RULES: tuple[Rule, ...] = (
     spark_single_master,
     spark_shared_dir,
     pipeline_sources,
+    pipeline_executor_fits,
     cluster_settings_agree,
     listener_ports,
     security_migration,

@@ -502,6 +502,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "The roles restart the workers one at a time when this happens; run the play on the "
          "spark_worker group with the master, or restart spark-worker by hand.",
          ("roles/spark_node/tasks/service.yml",)),
+    Rule("SP-11", "An executor of the pipeline fits on a worker",
+         "The master places an executor only on a worker with that many free cores and that "
+         "much free memory; when none has them, the application waits with no executor and "
+         "reads nothing.",
+         "Lower spark_pipeline_executor_cores or spark_pipeline_executor_memory_mb, or raise "
+         "spark_node_worker_cores or spark_node_worker_memory_mb.",
+         (PREFLIGHT, "roles/spark_pipeline/tasks/service.yml")),
     # Kernel
     Rule("OS-01", "TCP buffer maxima within the core socket maxima",
          "The kernel caps a socket's buffer at net.core.rmem_max and wmem_max; a larger "
