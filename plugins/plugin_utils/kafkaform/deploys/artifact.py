@@ -13,6 +13,7 @@ from pyinfra.operations import files, server
 
 from ..checksum import parse_sha512
 from ..defaults import role_defaults
+from ..release_marker import MARKER, archive_name, release_marker
 from .base import host_variables, put_content, put_rendered, templated, will_change
 from .facts import CommandOutput, Sha512File
 
@@ -48,11 +49,11 @@ def download(url: str, checksum_url: str, dest: str, timeout: int) -> str:
     return digest
 
 
-def _in_place(link: str, lines: tuple[str, ...]) -> bool:
+def _in_place(link: str, lines: list[str]) -> bool:
     """Whether the release is already in place behind ``link``, as the role reads it in one call:
     the marker a complete unpack writes, read through the link, holds these lines. Its digest
     was verified when it was unpacked, so nothing is fetched or checked again."""
-    marker = shlex.quote(f"{link}/.kafkaform-artifact")
+    marker = shlex.quote(f"{link}/{MARKER}")
     found = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {marker} 2>/dev/null || true"))
     return set(lines) <= set(found.splitlines())
 
@@ -68,9 +69,9 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
         given["artifact_link"] = link
     defaults = role_defaults("artifact")
     a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
-    archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
+    archive = archive_name(url)
     link_path = str(a["artifact_link"])
-    if _in_place(link_path, (f"name={name}", f"version={version}", f"archive={archive}")):
+    if _in_place(link_path, release_marker(name, version, url)):
         return False
     timeout = int(a["artifact_download_timeout"])
     cache_dir = str(a["artifact_cache_dir"])
@@ -82,7 +83,7 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     directory = str(a["artifact_dir"])
     files.directory(name=f"Create the versioned directory {directory}", path=directory,
                     user=owner, group=group, mode="755")
-    marker = f"{directory}/.kafkaform-artifact"
+    marker = f"{directory}/{MARKER}"
     unpacked = bool(host.get_fact(CommandOutput, argv=(
         "sh", "-c", f"test -e {shlex.quote(marker)} && echo yes || true")))
     if not unpacked:
@@ -93,7 +94,7 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
             f"chown -R {shlex.quote(owner)}:{shlex.quote(group)} {shlex.quote(directory)}",
         ])
     # Written after a complete unpack, so an interrupted one is redone next run.
-    put_content(f"name={name}\nversion={version}\narchive={archive}\nsha512={digest}\n", marker,
+    put_content("\n".join(release_marker(name, version, url, digest)) + "\n", marker,
                 user=owner, group=group, mode="644")
     linked = files.link(name=f"Point {link_path} at {directory}", path=link_path,
                         target=directory, user=owner, group=group)
