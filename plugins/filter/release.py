@@ -1,6 +1,8 @@
-"""Filter `kafkaform.platform.release_marker`: the lines of a release's unpack marker.
+"""Filters on a release's archive: `kafkaform.platform.release_marker`, the lines of its unpack
+marker, and `kafkaform.platform.archive_name`, the archive's file name from its URL.
 
-Usage: `{{ artifact_name | kafkaform.platform.release_marker(artifact_version, artifact_url) }}`.
+Usage: `{{ artifact_name | kafkaform.platform.release_marker(artifact_version, artifact_url) }}`,
+`{{ artifact_url | kafkaform.platform.archive_name }}`.
 See kafkaform.release_marker, which pyinfra's deploys use too.
 """
 
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.release_marker import (
+    archive_name,
     release_marker,
 )
 
@@ -18,4 +21,4 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"release_marker": release_marker}
+        return {"archive_name": archive_name, "release_marker": release_marker}

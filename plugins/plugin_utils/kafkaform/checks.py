@@ -366,11 +366,11 @@ def pipeline_executor_fits(view: InventoryView) -> Iterator[Finding]:
         return  # role_inputs reports a malformed value
     offers: dict[str, tuple[int, int]] = {}
     for worker in workers:
-        offered = (setting(worker, "spark_node_worker_cores"),
-                   setting(worker, "spark_node_worker_memory_mb"))
-        if not offered[0] or not offered[1]:
+        worker_cores = setting(worker, "spark_node_worker_cores")
+        worker_memory = setting(worker, "spark_node_worker_memory_mb")
+        if not worker_cores or not worker_memory:
             return  # derived from the host (0), or malformed: role_inputs reports that
-        offers[worker] = (offered[0], offered[1])
+        offers[worker] = (worker_cores, worker_memory)
     if not any(c >= cores and m >= memory for c, m in offers.values()):
         shown = ", ".join(f"{w}: {c} core{'' if c == 1 else 's'}, {m} MB"
                           for w, (c, m) in offers.items())

@@ -48,7 +48,7 @@ with urllib.request.urlopen(url, timeout=10, context=context) as answer:
     apps = json.load(answer).get("activeapps", [])
 running = [a for a in apps if a.get("name") == name and a.get("state") == "RUNNING"]
 cores = [a.get("cores", 0) for a in running]
-sys.exit(0 if cores and min(cores) > 0 and len(cores) == 1
+sys.exit(0 if len(cores) == 1 and cores[0] > 0
          else f"{name}: {len(running)} RUNNING, cores granted {cores}")
 """
 
