@@ -16,8 +16,10 @@ beginning with the ConsoleConsumer and prints the counts:
   restart every broker, one at a time, though it writes nothing; no acknowledged message lost.
 + rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
   load; every acknowledged message must be read back exactly once, at the end every broker
-  presents a certificate of the new CA (the final read trusts it alone), and no broker restarted
-  (each loads its new material while it runs). Java clients read their trust store at start, so
+  presents a certificate of the new CA (the final read trusts it alone), every Kafka node (the
+  KRaft controllers too) trusts that CA alone. No broker restarts in ZooKeeper mode (each loads its
+  new material while it runs); in KRaft mode every node rolls, as a node's connections to the
+  quorum keep the material they started with. Java clients read their trust store at start, so
   each step's producer starts after the step before, as the README asks of operators' clients.
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
@@ -99,6 +101,12 @@ def brokers(inventory: str) -> tuple[list[str], str, list[int]]:
     # authenticates the tools.
     boot = ",".join(f"{h}:{hostvars[h].get('kafka_broker_internal_port', 9091)}" for h in hosts)
     return hosts, boot, [int(hostvars[h]["kafka_broker_id"]) for h in hosts]
+
+
+def kafka_nodes(data: dict[str, Any]) -> list[str]:
+    """Every Kafka node of an inventory's data: the KRaft controllers (none in ZooKeeper mode),
+    then the brokers."""
+    return [*data.get("kafka_controller", {}).get("hosts", []), *data["kafka_broker"]["hosts"]]
 
 
 def healthy(container: str, boot: str, ids: list[int]) -> bool:
@@ -296,7 +304,8 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     create_topic(client, boot, topic)
     wait_healthy(client, boot, ids)
     before = sh(client, f"sha256sum < {TRUST}")
-    pids = main_pids(hosts)
+    nodes = kafka_nodes(inventory_list(inventory))
+    pids = main_pids(nodes)
     events: list[dict[str, Any]] = []
     for prefix, step in enumerate(("trust", "reissue", "finish"), start=1):
         run = start_producer(client, boot, topic, throughput, prefix)
@@ -306,15 +315,19 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
         time.sleep(seconds)
         events += stop_producer(client, run)
     ok = validate("rotate", events, consume(client, boot, topic), True)
-    after = sh(client, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
-    if after[0] != "1" or after[1] == before.strip():
-        print(f"rotate: {client} does not trust exactly one, new, CA after the rotation -> FAIL")
-        ok = False
-    restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
-    print(f"rotate: brokers restarted: {len(restarted)}")
-    if restarted:
-        print(f"rotate: {', '.join(restarted)} restarted; a rotation loads the new material into "
-              "the running brokers -> FAIL")
+    for node in nodes:  # the controllers' too: their listener is mutual TLS (KR-06)
+        after = sh(node, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
+        if after[0] != "1" or after[1] == before.strip():
+            print(f"rotate: {node} does not trust exactly one, new, CA after the rotation -> FAIL")
+            ok = False
+    restarted = [host for host, pid in main_pids(nodes).items() if pid != pids[host]]
+    print(f"rotate: Kafka nodes restarted: {len(restarted)} of {len(nodes)}")
+    # A ZooKeeper-mode broker loads new material while it runs. In KRaft mode a node's
+    # connections to the quorum keep the material they started with, so each step rolls them.
+    expected = nodes if len(nodes) > len(hosts) else []
+    if sorted(restarted) != sorted(expected):
+        print(f"rotate: restarted {sorted(restarted)}, expected {sorted(expected)}: brokers in "
+              "ZooKeeper mode load the new material running, KRaft nodes roll -> FAIL")
         ok = False
     return ok
 
@@ -324,7 +337,7 @@ def upgraded(inventory: str) -> bool:
     metadata.version is the newest that release supports (KR-10)."""
     data = inventory_list(inventory)
     hostvars = data["_meta"]["hostvars"]
-    nodes = [*data.get("kafka_controller", {}).get("hosts", []), *data["kafka_broker"]["hosts"]]
+    nodes = kafka_nodes(data)
     version = str(hostvars[nodes[-1]].get("kafka_broker_version", ""))
     running = {host: f"/kafka-{version}/libs/" in sh(
         host, "tr '\\0' ' ' < /proc/$(systemctl show -p MainPID --value kafka)/cmdline")
