@@ -34,8 +34,11 @@ class BuildPyWithCollection(build_py):
             )
             (tarball,) = Path(out).glob("kafkaform-platform-*.tar.gz")
             target.mkdir(parents=True, exist_ok=True)
+            # The tarball was built from this checkout a moment ago. Python 3.11.0 to 3.11.3
+            # (Debian 12's python3) have no extraction filters; later ones get the "data" one.
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
             with tarfile.open(tarball) as archive:
-                archive.extractall(target, filter="data")
+                archive.extractall(target, **safe)
 
 
 setup(cmdclass={"build_py": BuildPyWithCollection})

@@ -53,7 +53,7 @@ def unpack(component: Component, into: Path) -> Path:
     assert parse_sha512(published, component.archive) == file_sha512(archive)
     with tarfile.open(archive) as tar:
         assert {name.split("/")[0] for name in tar.getnames()} == {component.top_dir}
-        tar.extractall(into, filter="data")
+        mirror.extract_safely(tar, into)
     return into / component.top_dir
 
 

@@ -157,6 +157,38 @@ def test_duplicate_member_paths_are_refused() -> None:
 # ------------------------------------------------------------------------------------ layouts
 
 
+def archive_of(*members: tuple[str, str]) -> tarfile.TarFile:
+    """An in-memory tar of (name, symlink target or "" for a small file) members."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, link in members:
+            info = tarfile.TarInfo(name)
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            else:
+                info.size = 2
+                tar.addfile(info, io.BytesIO(b"ok"))
+    raw.seek(0)
+    return tarfile.open(fileobj=raw)
+
+
+def test_extract_safely_unpacks_files_and_inner_links(tmp_path: Path) -> None:
+    mirror.extract_safely(archive_of(("top/bin/tool", ""), ("top/current", "bin")), tmp_path)
+    assert (tmp_path / "top/current/tool").read_bytes() == b"ok"
+
+
+@pytest.mark.parametrize("member", [("../escape", ""), ("top/out", "../../outside")])
+def test_extract_safely_refuses_what_would_land_outside(tmp_path: Path,
+                                                        member: tuple[str, str]) -> None:
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises((mirror.MirrorError, tarfile.TarError)):
+        mirror.extract_safely(archive_of(member), into)
+    assert not (tmp_path / "escape").exists()
+    assert [p.name for p in into.rglob("*") if p.is_symlink()] == []
+
+
 def test_kafka_layout_has_the_release_directories(tmp_path: Path) -> None:
     version = CATALOG.kafka.version
     jars = fake_jars(tmp_path, [f"kafka_2.13-{version}.jar", f"kafka-tools-{version}.jar"])

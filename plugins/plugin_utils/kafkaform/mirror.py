@@ -1188,8 +1188,32 @@ def unpack_sdist(sdist: Path, work: Path) -> Path:
         roots = {m.name.split("/", 1)[0] for m in members}
         if len(roots) != 1:
             raise MirrorError(f"{sdist}: unexpected sdist layout (top directories {sorted(roots)})")
-        tar.extractall(work, members=members, filter="data")
+        extract_safely(tar, work, members)
     return work / roots.pop()
+
+
+def extract_safely(tar: tarfile.TarFile, into: Path,
+                   members: Sequence[tarfile.TarInfo] | None = None) -> None:
+    """Extract with the "data" filter (PEP 706): nothing lands outside ``into``, no device files.
+
+    Python 3.11.0 to 3.11.3 (Debian 12's python3 is 3.11.2) have no filters: there the same
+    rules are checked here first, and any member that breaks them stops the extraction.
+    """
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(into, members=members, filter="data")
+        return
+    root = into.resolve()
+    chosen = list(members) if members is not None else tar.getmembers()
+    for member in chosen:
+        target = (root / member.name).resolve()
+        linked = (target.parent / member.linkname).resolve() if member.issym() else \
+            (root / member.linkname).resolve() if member.islnk() else target
+        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise MirrorError(f"{member.name} is not a file, directory or link")
+        for path in (target, linked):
+            if path != root and root not in path.parents:
+                raise MirrorError(f"{member.name} would land outside {into}")
+    tar.extractall(into, members=chosen)  # every member checked above
 
 
 # --------------------------------------------------------------------------------------------
