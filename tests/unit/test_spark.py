@@ -279,7 +279,8 @@ def apps_served(trust: Path, master: dict[str, Any],
         server.shutdown()
 
 
-RUNNING = {"activeapps": [{"id": "app-1", "state": "RUNNING"}, {"id": "app-2", "state": "WAITING"}]}
+RUNNING = {"status": "ALIVE",
+           "activeapps": [{"id": "app-1", "state": "RUNNING"}, {"id": "app-2", "state": "WAITING"}]}
 
 
 def test_the_master_restart_probe_finds_an_application_left_without_executors(
@@ -296,6 +297,18 @@ def test_the_master_restart_probe_finds_an_application_left_without_executors(
     busy = apps_served(trust, RUNNING,
                        {"cores": 2, "coresused": 2, "executors": [{"appid": "app-9"}]})
     assert busy.returncode == 0, busy.stdout + busy.stderr
+
+
+def test_the_master_restart_probe_waits_for_the_end_of_the_masters_recovery(
+        tmp_path: Path) -> None:
+    """Until the master is ALIVE again, the executors a worker lists may still be killed."""
+    trust = make_ca(tmp_path)[0]
+    executor = {"cores": 2, "coresused": 1, "executors": [{"appid": "app-1", "id": 0}]}
+    for status in ("RECOVERING", "COMPLETING_RECOVERY"):
+        recovering = apps_served(trust, {**RUNNING, "status": status}, executor)
+        assert recovering.returncode == 1, recovering.stdout + recovering.stderr
+        assert f"master {status};" in recovering.stdout
+    assert apps_served(trust, RUNNING, executor).returncode == 0
 
 
 def test_the_master_restart_probe_fails_when_a_worker_does_not_answer(tmp_path: Path) -> None:
