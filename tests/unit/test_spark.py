@@ -240,12 +240,16 @@ def test_available_now_summary_spans_every_query_batch() -> None:
     assert progress_summary([])["records"] == 0
 
 
-def serve_states(states: dict[str, dict[str, Any]]) -> tuple[ThreadingHTTPServer, str]:
-    """A loopback HTTP server answering ``/<name>/json/`` with ``states[name]``."""
+def serve_states(states: dict[str, Any]) -> tuple[ThreadingHTTPServer, str]:
+    """A loopback HTTP server answering ``/<name>/json/`` with ``states[name]``; a list of states
+    is answered one per request, its last one ever after."""
 
     class Answer(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = json.dumps(states[self.path.strip("/").split("/")[0]]).encode()
+            answers = states[self.path.strip("/").split("/")[0]]
+            answer = answers.pop(0) if isinstance(answers, list) and len(answers) > 1 \
+                else answers[0] if isinstance(answers, list) else answers
+            body = json.dumps(answer).encode()
             self.send_response(200)
             self.end_headers()
             self.wfile.write(body)
@@ -263,12 +267,14 @@ def run_apps_served(trust: Path, master_url: str,
     """The role's SP-10 probe, as the role runs it, against these URLs."""
     script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
         "spark_node_apps_served_script"]
+    assert "settle_s = 10\n" in script
+    script = script.replace("settle_s = 10\n", "settle_s = 0.2\n")  # the same checks, sooner
     return subprocess.run([sys.executable, "-c", script, master_url, str(trust), *worker_urls],
                           capture_output=True, text=True, check=False, timeout=30)
 
 
 def apps_served(trust: Path, master: dict[str, Any],
-                *workers: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+                *workers: Any) -> subprocess.CompletedProcess[str]:
     """The SP-10 probe against a master and workers in the given states."""
     states = {"master": master, **{f"w{i}": w for i, w in enumerate(workers)}}
     server, url = serve_states(states)
@@ -309,6 +315,22 @@ def test_the_master_restart_probe_waits_for_the_end_of_the_masters_recovery(
         assert recovering.returncode == 1, recovering.stdout + recovering.stderr
         assert f"master {status};" in recovering.stdout
     assert apps_served(trust, RUNNING, executor).returncode == 0
+
+
+def test_the_master_restart_probe_passes_only_a_state_that_holds(tmp_path: Path) -> None:
+    """Just after the master turns ALIVE, its relaunch of an executor the worker runs can end it:
+    the first look passes, the second finds the application without an executor."""
+    trust = make_ca(tmp_path)[0]
+    executor = {"cores": 2, "coresused": 2, "executors": [{"appid": "app-1", "id": 0}]}
+    killed = {"cores": 2, "coresused": 0, "executors": []}
+    lost = apps_served(trust, RUNNING, [executor, killed])
+    assert lost.returncode == 1, lost.stdout + lost.stderr
+    assert "without an executor ['app-1']" in lost.stdout
+    assert "the executors changed" in lost.stdout
+    # Another executor in its place is a change too: the next check decides.
+    relaunched = {**executor, "executors": [{"appid": "app-1", "id": 1}]}
+    assert apps_served(trust, RUNNING, [executor, relaunched]).returncode == 1
+    assert apps_served(trust, RUNNING, [executor, executor]).returncode == 0
 
 
 def test_the_master_restart_probe_fails_when_a_worker_does_not_answer(tmp_path: Path) -> None:

@@ -499,8 +499,9 @@ CATALOGUE: tuple[Rule, ...] = (
          "A worker that registers again while the master recovers its state can lose its "
          "executors to a race in the standalone master; the application keeps running with "
          "nothing to run its tasks until the worker restarts. Until the master's recovery "
-         "ends, a worker still lists executors the master may yet kill, so the check waits "
-         "for the master to be ALIVE first.",
+         "ends, a worker still lists executors the master may yet kill, and just after it the "
+         "master's first scheduling can still end one, so the check waits for the master to be "
+         "ALIVE and for the same executors to be listed again some seconds later.",
          "The roles restart the workers one at a time when this happens; run the play on the "
          "spark_worker group with the master, or restart spark-worker by hand.",
          ("roles/spark_node/tasks/service.yml",)),
