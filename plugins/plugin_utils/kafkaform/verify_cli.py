@@ -7,7 +7,8 @@ the checks expect comes from the kafkaform model of the whole inventory, also un
 checks     os_tuning     sysctl, limits and data disks of the zookeeper and kafka_broker members
            zookeeper     a serving quorum, ids, config files, a znode read back everywhere
            kafka_broker  registrations and racks, healthy partitions, produce and consume
-           spark         daemons, workers on the master, the pipeline running exactly once
+           spark         daemons, workers on the master, the pipeline running
+           pipeline      500 events produced now land exactly once (the one check that writes)
            monitoring    exporters on the cluster address only, Prometheus scraping every
                          target of the model, Alertmanager ready
 
@@ -41,6 +42,7 @@ CHECKS = {
     "zookeeper": "test_zookeeper.py",
     "kafka_broker": "test_kafka_broker.py",
     "spark": "test_spark.py",
+    "pipeline": "test_pipeline.py",
     "monitoring": "test_monitoring.py",
 }
 VERIFY_DIR = Path(__file__).resolve().parent / "verify"
