@@ -16,4 +16,5 @@ exec runuser -u spark -- env \
   SPARK_CONF_DIR=/etc/spark PYTHONPATH=/opt/kafkaform/pipeline \
   /opt/kafkaform/spark/bin/spark-submit --master 'local[2]' \
   --driver-memory 512m \
+  --conf 'spark.driver.defaultJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' \
   /opt/kafkaform/pipeline/kafkaform/pipeline/$module.py --config /etc/kafkaform-pipeline/pipeline.properties "$@"

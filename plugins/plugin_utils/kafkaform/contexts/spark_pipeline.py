@@ -31,6 +31,10 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _INTERVAL = re.compile(r"^\d+ (milliseconds?|seconds?|minutes?)$")
 
+#: The JVM options of the pipeline's tools (generate, audit, latency): short local Spark sessions
+#: whose JVM exits before C2-compiled code pays back its compilation, so C1 only and the serial
+#: collector (about half the CPU time of a session here). The streaming job keeps the defaults.
+TOOL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py`` (and
 #: ``<code_dir>/kafkaform/template_filters.py``, the one module of kafkaform they import).
 MODULE_DIR = "kafkaform/pipeline"
@@ -173,6 +177,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "tls_names": [host, str(master["address"])],
         "submit": submit,
         "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
+        "tool_java_options": TOOL_JAVA_OPTIONS,
         "read_write_paths": read_write,
         "sandbox": sandbox(),
     }
