@@ -57,7 +57,7 @@ from typing import Any
 
 import _podman
 
-from kafkaform import model
+from kafkaform import jvm, model
 from kafkaform.checks import host_inputs
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.inventory import load as load_inventory
@@ -71,7 +71,8 @@ CP = "$(readlink -f /opt/kafkaform/kafka)/libs/*"
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 # The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
 TRUST = "/etc/kafka/tls/trust.pem"
-TOOL_JVM = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+# Kafka's tools as the helper starts them: C1 only, the serial collector, a small heap.
+TOOL_JVM = " ".join(jvm.KAFKA_TOOL)
 SERVER_PROPERTIES = "/etc/kafka/server.properties"
 # Clients of the securing drill: a plaintext one, and one with the broker's certificate over the
 # BROKER listener (secured_admin_client).

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import jvm
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
@@ -32,9 +33,8 @@ _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _INTERVAL = re.compile(r"^\d+ (milliseconds?|seconds?|minutes?)$")
 
 #: The JVM options of the pipeline's tools (generate, audit, latency): short local Spark sessions
-#: whose JVM exits before C2-compiled code pays back its compilation, so C1 only and the serial
-#: collector (about half the CPU time of a session here). The streaming job keeps the defaults.
-TOOL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: (kafkaform.jvm). The streaming job keeps the defaults.
+TOOL_JAVA_OPTIONS = " ".join(jvm.SHORT_LIVED)
 #: Where the role installs the job's modules: ``<code_dir>/kafkaform/pipeline/*.py`` (and
 #: ``<code_dir>/kafkaform/template_filters.py``, the one module of kafkaform they import).
 MODULE_DIR = "kafkaform/pipeline"

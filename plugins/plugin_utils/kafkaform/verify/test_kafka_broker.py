@@ -32,6 +32,7 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import acls
 from kafkaform.contexts.kafka_broker import kafka_broker_context
+from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -39,7 +40,6 @@ from kafkaform.verify.conftest import (
 )
 
 ADMIN = "/usr/local/sbin/kafkaform-kafka"
-TOOL_JVM = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
 CONFIGS = "kafka.admin.ConfigCommand"
@@ -63,7 +63,7 @@ class Broker:
         """One of Kafka's (or ZooKeeper's) tools on this broker's host; its stderr is dropped,
         or with ``errors_in_stdout`` merged into stdout, where the checks read the refusals."""
         exp = self.expected
-        argv = [exp["java"]["binary"], *TOOL_JVM, *jvm, "-cp", exp["java"]["classpath"],
+        argv = [exp["java"]["binary"], *KAFKA_TOOL, *jvm, "-cp", exp["java"]["classpath"],
                 main_class, *args]
         return self.host.run(shlex.join(argv) + (" 2>&1" if errors_in_stdout else " 2>/dev/null"))
 
