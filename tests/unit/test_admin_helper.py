@@ -17,6 +17,8 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from kafkaform.jvm import KAFKA_TOOL
+
 HELPER = Path(__file__).resolve().parents[2] / "roles/kafka_broker/files/kafkaform-kafka"
 
 
@@ -200,6 +202,26 @@ def test_health_wait_gives_up_with_the_last_answer_when_the_time_is_up(
                          clock=lambda: clock.now) == 1
     assert len(checks) == 4  # at 0, 1, 2 and 3 s
     assert json.loads(capsys.readouterr().out)["problems"] == ["no active controller (4)"]
+
+
+def test_health_wait_waits_as_long_as_a_slow_check_took(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded host a check takes seconds: the checks take at most half of the time."""
+    clock = Clock()
+    took = iter([4.0, 0.2, 3.0])
+
+    def slow(tools: object, ids: list[str], max_lag: int) -> tuple[dict[str, object], bool]:
+        clock.now += next(took)
+        return helper.health_answer(["1 under-replicated partitions: kf.events-1"]), False
+
+    monkeypatch.setattr(helper, "check_health", slow)
+    assert helper.health(ZOOKEEPER_MODE, ["1"], 10, sleep=clock.sleep,
+                         clock=lambda: clock.now) == 1
+    # Checks at 0 (4 s), 8 (0.2 s) and 9.2 s, which ends past the 10 s.
+    assert clock.slept == [4.0, helper.CHECK_POLL_S]
+    assert next(took, None) is None
+    assert json.loads(capsys.readouterr().out)["problems"]
 
 
 def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
@@ -419,3 +441,8 @@ def test_features_says_why_when_the_release_cannot_read_the_cluster(
     with pytest.raises(SystemExit, match=r"cannot read the cluster's metadata\.version with "
                                          r"Kafka 3\.9\.2.*level: 27.*cannot go back"):
         helper.features(tools, "3.9.2")
+
+
+def test_tools_start_with_the_short_lived_jvm_options(helper: ModuleType) -> None:
+    """The helper is a standalone script with its own copy of kafkaform.jvm's options."""
+    assert helper.JVM[:len(KAFKA_TOOL)] == list(KAFKA_TOOL)
