@@ -285,24 +285,48 @@ def apps_served(trust: Path, master: dict[str, Any],
         server.shutdown()
 
 
-RUNNING = {"status": "ALIVE",
-           "activeapps": [{"id": "app-1", "state": "RUNNING"}, {"id": "app-2", "state": "WAITING"}]}
+def master(granted: int, free: int, status: str = "ALIVE") -> dict[str, Any]:
+    """The master's state: app-1 RUNNING with ``granted`` cores, app-2 WAITING, and one ALIVE
+    worker with ``free`` cores by the master's count (a DEAD one's are never free)."""
+    return {"status": status,
+            "activeapps": [{"id": "app-1", "state": "RUNNING", "cores": granted},
+                           {"id": "app-2", "state": "WAITING", "cores": 0}],
+            "workers": [{"state": "ALIVE", "coresfree": free},
+                        {"state": "DEAD", "coresfree": 2}]}
+
+
+RUNNING = master(granted=2, free=0)
 
 
 def test_the_master_restart_probe_finds_an_application_left_without_executors(
         tmp_path: Path) -> None:
-    """The race SP-10 heals: the worker kept its cores free, the running app has no executor."""
+    """The race SP-10 heals: the master has free cores, the running app has no executor."""
     trust = make_ca(tmp_path)[0]
-    lost = apps_served(trust, RUNNING, {"cores": 2, "coresused": 0, "executors": []})
+    lost = apps_served(trust, master(granted=0, free=2),
+                       {"cores": 2, "coresused": 0, "executors": []})
     assert lost.returncode == 1, lost.stdout + lost.stderr
     assert "without an executor ['app-1']" in lost.stdout
     served = apps_served(trust, RUNNING, {"cores": 2, "coresused": 1, "executors": []},
                          {"cores": 2, "coresused": 2, "executors": [{"appid": "app-1", "id": 0}]})
     assert served.returncode == 0, served.stdout + served.stderr
     # Every core taken by other applications: waiting for one is not the race.
-    busy = apps_served(trust, RUNNING,
+    busy = apps_served(trust, master(granted=0, free=0),
                        {"cores": 2, "coresused": 2, "executors": [{"appid": "app-9"}]})
     assert busy.returncode == 0, busy.stdout + busy.stderr
+
+
+def test_the_master_restart_probe_finds_cores_granted_to_an_executor_no_worker_runs(
+        tmp_path: Path) -> None:
+    """After the race the worker still counts the ended executor's cores as used, and the master
+    may still count them as granted: no free core anywhere, yet the application has nothing to
+    run on. Only the master's count of free cores and grants tells it from a full cluster."""
+    trust = make_ca(tmp_path)[0]
+    leaked = {"cores": 2, "coresused": 2, "executors": []}
+    ghost = apps_served(trust, master(granted=2, free=0), leaked)
+    assert ghost.returncode == 1, ghost.stdout + ghost.stderr
+    assert "their granted cores {'app-1': 2}; free cores 0" in ghost.stdout
+    freed = apps_served(trust, master(granted=0, free=2), leaked)
+    assert freed.returncode == 1, freed.stdout + freed.stderr
 
 
 def test_the_master_restart_probe_waits_for_the_end_of_the_masters_recovery(
@@ -311,7 +335,7 @@ def test_the_master_restart_probe_waits_for_the_end_of_the_masters_recovery(
     trust = make_ca(tmp_path)[0]
     executor = {"cores": 2, "coresused": 1, "executors": [{"appid": "app-1", "id": 0}]}
     for status in ("RECOVERING", "COMPLETING_RECOVERY"):
-        recovering = apps_served(trust, {**RUNNING, "status": status}, executor)
+        recovering = apps_served(trust, master(granted=2, free=0, status=status), executor)
         assert recovering.returncode == 1, recovering.stdout + recovering.stderr
         assert f"master {status};" in recovering.stdout
     assert apps_served(trust, RUNNING, executor).returncode == 0
