@@ -317,7 +317,7 @@ def test_the_master_restart_probe_finds_an_application_left_without_executors(
 
 def test_the_master_restart_probe_finds_cores_granted_to_an_executor_no_worker_runs(
         tmp_path: Path) -> None:
-    """After the race the worker still counts the ended executor's cores as used, and the master
+    """After the race the worker can still count the ended executor's cores as used, and the master
     may still count them as granted: no free core anywhere, yet the application has nothing to
     run on. Only the master's count of free cores and grants tells it from a full cluster."""
     trust = make_ca(tmp_path)[0]

@@ -501,8 +501,8 @@ CATALOGUE: tuple[Rule, ...] = (
          "nothing to run its tasks until the worker restarts. Until the master's recovery "
          "ends, a worker still lists executors the master may yet kill, and just after it the "
          "master's first scheduling can still end one, so the check waits for the master to be "
-         "ALIVE and for the same executors to be listed again some seconds later. The worker "
-         "that lost an executor so still counts its cores as used, so free cores are the "
+         "ALIVE and for the same executors to be listed again some seconds later. A worker that "
+         "lost an executor this way can keep counting its cores as used, so free cores are the "
          "master's count, and cores the master granted to an application no worker runs an "
          "executor of are lost as well.",
          "The roles restart the workers one at a time when this happens; run the play on the "
