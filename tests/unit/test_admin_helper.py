@@ -446,3 +446,57 @@ def test_features_says_why_when_the_release_cannot_read_the_cluster(
 def test_tools_start_with_the_short_lived_jvm_options(helper: ModuleType) -> None:
     """The helper is a standalone script with its own copy of kafkaform.jvm's options."""
     assert helper.JVM[:len(KAFKA_TOOL)] == list(KAFKA_TOOL)
+
+
+# A controller's journal lines as Kafka 3.9 logs its registration (KR-11), shortened.
+SENT = ("[2026-11-28 23:09:01,120] INFO [ControllerRegistrationManager id=3001 incarnation=x] "
+        "sendControllerRegistration: attempting to send ControllerRegistrationRequestData(...)")
+DROPPED = ("[2026-11-28 23:09:06,131] ERROR [ControllerRegistrationManager id=3001 incarnation=x] "
+           "RegistrationResponseHandler: channel manager timed out before sending the request.")
+PERSISTED = ("[2026-11-28 23:09:02,480] INFO [ControllerRegistrationManager id=3001 "
+             "incarnation=x] Our registration has been persisted to the metadata log.")
+
+
+def controller_conf(tmp_path: Path, roles: str = "controller") -> list[str]:
+    (tmp_path / "server.properties").write_text(
+        f"process.roles={roles}\nnode.id=3001\nlisteners=CONTROLLER://c1:9093\n")
+    return ["kafkaform-kafka", "--conf", str(tmp_path), "registration"]
+
+
+@pytest.mark.parametrize(("journal", "state", "code"), [
+    ([SENT, PERSISTED], "registered", 0),
+    ([SENT, DROPPED], "dropped", 1),
+    # A Kafka that retries after the timeout registers in the same process.
+    ([SENT, DROPPED, SENT, PERSISTED], "registered", 0),
+    # Still waiting when the wait ends: the health gates judge the node.
+    ([SENT], "pending", 0),
+])
+def test_a_controllers_start_fails_only_when_kafka_dropped_its_registration(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        journal: list[str], state: str, code: int) -> None:
+    controller_conf(tmp_path)
+    tools = helper.Tools(SimpleNamespace(conf=str(tmp_path), bootstrap="", libs="", java=""))
+    assert helper.registration(tools, 0.0, read=lambda: journal) == code
+    assert json.loads(capsys.readouterr().out) == {"registration": state}
+
+
+def test_a_starting_controller_is_waited_for_until_its_registration_lands(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    controller_conf(tmp_path)
+    tools = helper.Tools(SimpleNamespace(conf=str(tmp_path), bootstrap="", libs="", java=""))
+    reads = iter([[], [SENT], [SENT, PERSISTED]])
+    now = [0.0]
+    assert helper.registration(tools, 60.0, read=lambda: next(reads),
+                               sleep=lambda s: now.__setitem__(0, now[0] + s),
+                               clock=lambda: now[0]) == 0
+    assert json.loads(capsys.readouterr().out) == {"registration": "registered"}
+    assert now[0] == 2 * helper.REGISTRATION_POLL_S
+
+
+@pytest.mark.usefixtures("no_process")
+@pytest.mark.parametrize("roles", ["broker", "broker,controller", ""])
+def test_only_a_dedicated_controller_waits_for_a_registration(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        roles: str) -> None:
+    assert helper.main(controller_conf(tmp_path, roles)) == 0
+    assert "not a dedicated controller" in capsys.readouterr().out

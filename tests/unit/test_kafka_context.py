@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kafkaform import checks, model
+from kafkaform import checks, model, render
 from kafkaform.catalog import CATALOG
 from kafkaform.contexts.kafka_broker import (
     extra_properties_problems,
@@ -275,3 +275,18 @@ def test_kafka_4_logs_with_log4j2_and_each_release_runs_from_its_own_directory()
     default = kafka_broker_context(kraft_cluster(), "k1", {})
     assert default["release"] == CATALOG.kafka.version
     assert default["java"]["classpath"] == f"/opt/kafkaform/kafka-{CATALOG.kafka.version}/libs/*"
+
+
+def test_only_a_controllers_start_waits_for_its_registration_with_the_quorum() -> None:
+    """KR-11: the controller's unit ends its start once its registration is in the metadata log
+    and fails one Kafka dropped; a broker's unit has no such step."""
+    controller = kafka_broker_context(kraft_cluster(), "c2", {})
+    unit = render.render("kafka_broker/kafka.service.j2", {"kafka_broker": controller})
+    post = [line for line in unit.splitlines() if line.startswith("ExecStartPost=")]
+    assert post == ["ExecStartPost=+" + " ".join(controller["registration_argv"])]
+    assert controller["registration_argv"][:4] == [
+        controller["admin_script"], "--conf", controller["conf_dir"], "registration"]
+    broker = kafka_broker_context(kraft_cluster(), "k1", {})
+    assert broker["registration_argv"] == []
+    assert "ExecStartPost" not in render.render("kafka_broker/kafka.service.j2",
+                                                {"kafka_broker": broker})

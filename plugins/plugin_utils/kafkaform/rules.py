@@ -58,6 +58,8 @@ MONITORING_LIVE = f"{_PKG}/verify/test_monitoring.py"
 ALERT_RULE_TESTS = "tests/promtool/alerts.test.yml"
 CLOUD_SPEC = f"{_PKG}/cloud/spec.py"
 STORAGE_TASKS = "roles/kafka_broker/tasks/storage.yml"
+CONTROLLER_UNIT = "templates/kafka_broker/kafka.service.j2"
+ADMIN_HELPER = "roles/kafka_broker/files/kafkaform-kafka"
 RESTART_TASKS = "roles/kafka_broker/tasks/restart.yml"
 MIGRATION_PLAYBOOK = "playbooks/kraft_migration.yml"
 MIGRATION_STATES = f"{_PKG}/kraft_migration.py"
@@ -354,6 +356,17 @@ CATALOGUE: tuple[Rule, ...] = (
          "it is raised, keep kafka_broker_version at that line or later: a run that would take a "
          "node below it stops before anything changes.",
          (PREFLIGHT, FEATURE_TASKS, INSTALL_TASKS)),
+    Rule("KR-11", "A controller's start ends only once its registration with the quorum is in "
+         "the metadata log, and a start whose registration Kafka dropped is started again",
+         "Kafka 3.9 sends a controller's registration (KIP-919) once and gives up for good when "
+         "no answer comes within 5 seconds, as on a slow start (KAFKA-20247). Such a controller "
+         "serves the quorum but is missing from what clients bootstrapping from the controllers "
+         "see, and a migration from ZooKeeper waits on it for ever.",
+         "Nothing to set: the controllers' unit waits for the registration as it starts and fails "
+         "a start whose registration was dropped, so that systemd starts a new process. A "
+         "controller whose journal says \"channel manager timed out before sending the request\" "
+         "and that still runs needs a restart.",
+         (CONTROLLER_UNIT, ADMIN_HELPER)),
     # Racks
     Rule("RA-01", "rack is set on every ZooKeeper member and broker, or on none",
          "Rack-aware placement and the quorum check need every host's rack; racks on some hosts "

@@ -38,11 +38,15 @@ LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 #: The class every Kafka node runs as: a ZooKeeper-mode broker when ``process.roles`` is unset,
 #: a KRaft broker or controller as it says.
 MAIN_CLASS = "kafka.Kafka"
+#: The admin helper installed on every Kafka node (roles/kafka_broker/files/kafkaform-kafka).
+ADMIN_SCRIPT = "/usr/local/sbin/kafkaform-kafka"
 #: Seconds one health check may wait for the cluster to become healthy (the admin helper's
 #: ``health --wait``): it checks again itself, within a second, while a restarted broker comes
 #: back, instead of one task per check (OP-02). A check that finds the broker's own listener
 #: closed returns at once, without starting Kafka's tools.
 HEALTH_WAIT_S = 30
+#: How long a controller's start waits for its registration (KR-11) before the health gates judge.
+REGISTRATION_WAIT_S = 60
 #: Seconds between two such waiting health checks.
 HEALTH_POLL_S = 2
 
@@ -654,6 +658,11 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # puts ACLs on the znodes the brokers wrote before they logged in.
         "security_step": target_step(migration),
         "secure_existing_znodes": migration == "tls_replication",
+        "admin_script": ADMIN_SCRIPT,
+        # KR-11: a controller's unit ends its start once its registration with the quorum is in
+        # the metadata log, and fails one whose registration Kafka dropped.
+        "registration_argv": [ADMIN_SCRIPT, "--conf", conf_dir, "registration",
+                              "--wait", str(REGISTRATION_WAIT_S)] if controller else [],
         "admin_client_config": f"{conf_dir}/admin-client.properties",
         "admin_client_properties": java_properties(admin_client),
         "jaas_file": jaas,

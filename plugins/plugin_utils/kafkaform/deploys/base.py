@@ -309,9 +309,15 @@ def _roll(roll: Roll) -> None:
         last |= {m for m, i in roll.member_ids.items() if str(i) == str(answer)}
     order = [m for m in pending if m not in last] + [m for m in pending if m in last]
     for member in order:
+        restart = ["systemctl", "restart", f"{roll.service}.service"]
         ran = run_on(member, ["systemctl", "daemon-reload"])
         if ran.ok:
-            ran = run_on(member, ["systemctl", "restart", f"{roll.service}.service"])
+            ran = run_on(member, restart)
+            if not ran.ok:
+                # A unit may fail a start on purpose so that a new process comes up, as a Kafka
+                # controller's does when Kafka dropped its registration with the quorum (KR-11).
+                time.sleep(roll.delay_s)
+                ran = run_on(member, restart)
         if ran.ok:
             ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
         if not ran.ok:

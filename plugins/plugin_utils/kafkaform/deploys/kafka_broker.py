@@ -24,7 +24,7 @@ from .. import security_steps
 from ..acls import plan as acls_plan
 from ..catalog import release_key
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.kafka_broker import installed_release, kafka_broker_context
+from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broker_context
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..paths import role_dir
@@ -52,8 +52,6 @@ from .facts import CommandOutput, ServiceStale
 ROLE = "kafka_broker"
 #: The controllers' role: it runs this role's tasks with its own defaults beside them.
 CONTROLLER_ROLE = "kafka_controller"
-#: The admin helper every broker gets (roles/kafka_broker/vars/main.yml).
-ADMIN_SCRIPT = "/usr/local/sbin/kafkaform-kafka"
 #: Marks that Kafka's ZkSecurityMigrator ran at the tls_replication step of securing in place.
 ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
 
@@ -267,8 +265,10 @@ def _kafka_node(group: str) -> None:
         systemd.daemon_reload(name="Reload systemd for the Kafka unit")
     tool = admin(kb)
     _format_storage(kb, tool, [helper, *restart_ops])
+    # A controller's unit fails a start whose registration with the quorum Kafka dropped, so
+    # that a new process registers (KR-11): one more start.
     started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
-                              enabled=True)
+                              enabled=True, _retries=1, _retry_delay=float(kb["health_poll_s"]))
     members = play_hosts(group)
     contexts = member_contexts(ROLE, members, kb, context)
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
