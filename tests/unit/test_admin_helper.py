@@ -500,3 +500,24 @@ def test_only_a_dedicated_controller_waits_for_a_registration(
         roles: str) -> None:
     assert helper.main(controller_conf(tmp_path, roles)) == 0
     assert "not a dedicated controller" in capsys.readouterr().out
+
+
+def test_a_cluster_id_beginning_with_a_dash_reaches_kafkas_storage_tool_whole(
+        helper: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base64url cluster id may begin with "-" (a running cluster's did, in a migration):
+    passed as a separate value, the helper's and Kafka's parsers both took it for an option."""
+    blank = tmp_path / "blank"
+    (tmp_path / "server.properties").write_text(f"process.roles=controller\nlog.dirs={blank}\n")
+    ran: list[list[str]] = []
+
+    def storage_tool(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        blank.mkdir()
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", storage_tool)
+    assert helper.main(["kafkaform-kafka", "--conf", str(tmp_path), "storage",
+                        "--cluster-id=-3tiUGnOQzGepXxILMP_TA", "--owner", "root:root"]) == 0
+    assert "--cluster-id=-3tiUGnOQzGepXxILMP_TA" in ran[0]
+    assert json.loads(capsys.readouterr().out) == {"formatted": [str(blank)]}

@@ -224,7 +224,7 @@ def _format_storage(kb: dict[str, Any], tool: list[str], changes: list[Any]) -> 
     change in this run. KR-07"""
     if kb["metadata_mode"] != "kraft":
         return
-    argv = [*tool, "storage", "--cluster-id", kb["cluster_id"],
+    argv = [*tool, "storage", f"--cluster-id={kb['cluster_id']}",
             "--owner", f"{kb['user']}:{kb['group']}"]
     if not will_change(*changes):
         # A refusal prints nothing on stdout: the run's own format then says why.
