@@ -358,10 +358,10 @@ CATALOGUE: tuple[Rule, ...] = (
          (PREFLIGHT, FEATURE_TASKS, INSTALL_TASKS)),
     Rule("KR-11", "A controller's start ends only once its registration with the quorum is in "
          "the metadata log, and a start whose registration Kafka dropped is started again",
-         "Kafka 3.9 sends a controller's registration (KIP-919) once and gives up for good when "
-         "no answer comes within 5 seconds, as on a slow start (KAFKA-20247). Such a controller "
-         "serves the quorum but is missing from what clients bootstrapping from the controllers "
-         "see, and a migration from ZooKeeper waits on it for ever.",
+         "Kafka (3.9 and 4.1 alike) sends a controller's registration (KIP-919) once and gives "
+         "up for good when no answer comes within 5 seconds, as on a slow start (KAFKA-20247). "
+         "Such a controller serves the quorum but is missing from what clients bootstrapping "
+         "from the controllers see, and a migration from ZooKeeper waits on it for ever.",
          "Nothing to set: the controllers' unit waits for the registration as it starts and fails "
          "a start whose registration was dropped, so that systemd starts a new process. A "
          "controller whose journal says \"channel manager timed out before sending the request\" "
