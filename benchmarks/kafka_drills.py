@@ -38,6 +38,12 @@ beginning with the ConsoleConsumer and prints the counts:
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
   catch-up), against one rolling restart of all of them: the ratio roll / sum.
 
+The producer writes 50 messages a second by default (``--throughput``): on the TLS and SASL
+listeners every acknowledged write costs the lab about 4 ms of CPU (producer, leader, follower),
+so 200 a second kept one of the machine's 2 cores busy for as long as a drill ran, and the suite
+runs its drills beside other scenarios. 50 a second still writes to each of a drill's 6
+partitions about every 120 ms through every restart; the earlier BENCHMARKS.md rows ran 200.
+
 Bounded: each drill produces for at most ``--seconds`` after its action and every wait has a
 timeout. Hosts are the inventory's ``kafka_broker`` group, reached with ``podman exec``.
 """
@@ -405,7 +411,7 @@ def main() -> int:
     parser.add_argument("--engine", choices=["ansible", "pyinfra"], default="ansible",
                         help="resume, upgrade: converge with the roles or the pyinfra deploys")
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--throughput", type=int, default=200)
+    parser.add_argument("--throughput", type=int, default=50, help="messages a second")
     args = parser.parse_args()
     ok = True
     if args.drill in ("roll", "all"):
