@@ -512,13 +512,52 @@ def test_the_cluster_id_is_stable_per_name_and_can_be_set() -> None:
     assert cluster_id(kafka_cluster_id="MkU3OEVBNTcwNTJENDM2Qg") == "MkU3OEVBNTcwNTJENDM2Qg"
 
 
-def test_combined_mode_is_not_installed_yet() -> None:
-    spec = kraft("a", "b", "c")
-    spec["kafka_controller"]["k3"] = {"kafka_node_id": 3, "rack": "b"}
+def combined(*racks: str) -> Spec:
+    """A KRaft cluster whose broker k3 is also its third controller."""
+    spec = kraft(*racks)
     spec["kafka_controller"].pop("c3")
-    found = [f for f in errors_of(spec, {"kafka_controller_combined": True}) if f.rule == "KR-05"]
+    spec["kafka_controller"]["k3"] = {"kafka_node_id": 3,
+                                      "rack": spec["kafka_broker"]["k3"]["rack"]}
+    return spec
+
+
+def test_combined_mode_is_built_on_a_kraft_cluster_with_its_switch() -> None:
+    spec = combined("a", "c", "c")
+    assert rules_and_hosts(spec) == [("KR-04", {"k3"})]
+    assert errors_of(spec, {"kafka_controller_combined": True}) == []
+    assert model.build(view_of(spec)).controller_quorum_voters == \
+        "3@k3:9094,3001@c1:9094,3002@c2:9094"
+
+
+def test_dedicated_controllers_beside_combined_ones_hold_a_majority() -> None:
+    spec = kraft("a", "c")
+    for n, host in enumerate(("k1", "k2", "k3"), start=1):
+        spec["kafka_controller"][host] = {"kafka_node_id": n,
+                                          "rack": spec["kafka_broker"][host]["rack"]}
+    found = [f for f in errors_of(spec, {"kafka_controller_combined": True}) if f.rule == "KR-04"]
     assert [(f.hosts, f.fix) for f in found] == [
-        (("k3",), "give each controller a host of its own")]
+        (("c1", "c2"), "make every controller a broker too, or give the dedicated "
+         "controllers a majority (3 of 5)")]
+
+
+def test_combined_controllers_never_migrate_a_zookeeper_cluster() -> None:
+    spec = with_controllers("a", "c", "c")
+    spec["kafka_controller"].pop("c3")
+    spec["kafka_controller"]["k3"] = {"kafka_node_id": 3,
+                                      "rack": spec["kafka_broker"]["k3"]["rack"]}
+    found = [f for f in errors_of(spec, {"kafka_controller_combined": True,
+                                         "kafka_kraft_migration": "controllers"})
+             if f.rule == "KR-05"]
+    assert [f.hosts for f in found] == [("k3",)]
+    assert "only to dedicated controllers" in found[0].message
+
+
+def test_a_combined_node_keeps_its_controller_port_apart_from_its_listeners() -> None:
+    spec = combined("a", "c", "c")
+    spec["kafka_controller"]["k3"]["kafka_controller_port"] = 9092
+    found = [f for f in errors_of(spec, {"kafka_controller_combined": True}) if f.rule == "KF-02"]
+    assert [(f.hosts, f.message) for f in found] == [
+        (("k3",), "listeners share a port: 9092 (CLIENT, CONTROLLER)")]
 
 
 @pytest.mark.parametrize(("racks", "cluster", "expected"), [

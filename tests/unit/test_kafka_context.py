@@ -233,6 +233,36 @@ def test_a_kraft_broker_registers_with_the_quorum_and_keeps_its_listeners() -> N
     assert context["jaas_file"] not in context["restart_files"]
 
 
+def test_a_combined_node_is_one_broker_and_voter_rolled_on_both_gates() -> None:
+    """KR-04: a host in both groups runs one node, process.roles=broker,controller."""
+    from tests.unit.test_checks import combined
+
+    built = model.build(view_of(combined("a", "c", "c"), {"kafka_controller_combined": True,
+                                                           "kafka_cluster_name": "orders"}))
+    context = kafka_broker_context(built.to_dict(), "k3", {"kafka_broker_heap_mb": 768,
+                                                           "kafka_controller_heap_mb": 512})
+    p = props(context)
+    assert (p["process.roles"], p["node.id"]) == ("broker,controller", "3")
+    assert p["controller.quorum.voters"] == "3@k3:9094,3001@c1:9094,3002@c2:9094"
+    assert p["listeners"] == "BROKER://k3:9091,CLIENT://k3:9092,CONTROLLER://k3:9094"
+    # Clients find the brokers' listeners only; the quorum finds the voters by itself.
+    assert p["advertised.listeners"] == "BROKER://k3:9091,CLIENT://k3:9092"
+    assert p["listener.security.protocol.map"] == "BROKER:SSL,CLIENT:SASL_SSL,CONTROLLER:SSL"
+    assert p["listener.name.controller.ssl.client.auth"] == "required"  # KR-06
+    assert p["super.users"] == "User:kafka-broker;User:kafka-controller"
+    # A broker's data and settings, on the broker's heap; its metadata log in its first log dir.
+    assert p["log.dirs"] == ",".join(context["log_dirs"]) and "metadata.log.dir" not in p
+    assert "num.partitions" in p and "-Xmx768m" in context["java"]["options"]
+    assert (context["principal"], context["kind"]) == ("kafka-broker", "broker and controller")
+    # Its roll restarts a voter: the gate names the brokers and every voter.
+    assert context["health_args"][:3] == ["health", "--ids", "1,2,3,3001,3002"]
+    assert context["registration_argv"] == []  # KR-11 is a dedicated controller's
+    assert context["tls"]["keystore"] in context["restart_files"]
+    # The brokers next to it gate on the voters too; the dedicated controllers on the voters.
+    assert kafka_broker_context(built.to_dict(), "k1", {})["health_args"][2] == "1,2,3,3001,3002"
+    assert kafka_broker_context(built.to_dict(), "c1", {})["health_args"][2] == "3,3001,3002"
+
+
 def test_zookeeper_mode_server_properties_carry_nothing_of_kraft() -> None:
     p = props(kafka_broker_context(cluster(), "k1", {}))
     assert not [k for k in p if k.startswith(("process.", "controller.", "node."))]

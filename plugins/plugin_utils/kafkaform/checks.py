@@ -216,10 +216,21 @@ def controller_racks(view: InventoryView) -> Iterator[Finding]:
 
 
 def combined_mode(view: InventoryView) -> Iterator[Finding]:
-    if as_bool(view.cluster_var("kafka_controller_combined")):
-        return
     brokers = set(view.members(model.KAFKA_BROKER))
     both = [h for h in view.members(model.KAFKA_CONTROLLER) if h in brokers]
+    if as_bool(view.cluster_var("kafka_controller_combined")):
+        # The dedicated controllers start first (playbooks/kafka.yml), and must elect a leader
+        # before the brokers' play starts the combined ones.
+        dedicated = [h for h in view.members(model.KAFKA_CONTROLLER) if h not in brokers]
+        voters = len(dedicated) + len(both)
+        if both and dedicated and len(dedicated) <= voters // 2:
+            yield Finding(cite("KR-04"),
+                          f"{len(dedicated)} dedicated controllers of {voters} cannot elect a "
+                          "leader before the brokers' play starts the combined ones",
+                          "make every controller a broker too, or give the dedicated "
+                          f"controllers a majority ({voters // 2 + 1} of {voters})",
+                          tuple(dedicated))
+        return
     if both:
         yield Finding(cite("KR-04"), "runs both a KRaft controller and a broker (combined mode)",
                       "give the controllers hosts of their own, or set kafka_controller_combined: "
@@ -241,10 +252,13 @@ def controllers_installed(view: InventoryView) -> Iterator[Finding]:
     brokers = set(view.members(model.KAFKA_BROKER))
     combined = [h for h in controllers if h in brokers]
     # Without kafka_controller_combined, KR-04 names these hosts already.
-    if combined and as_bool(view.cluster_var("kafka_controller_combined")):
+    if combined and view.members(model.ZOOKEEPER) \
+            and as_bool(view.cluster_var("kafka_controller_combined")):
         yield Finding(cite("KR-05"),
-                      "runs both a KRaft controller and a broker (combined mode), which no role "
-                      "of this release installs", "give each controller a host of its own",
+                      "runs both a KRaft controller and a broker (combined mode) beside a "
+                      "ZooKeeper ensemble: Kafka migrates a ZooKeeper-mode cluster only to "
+                      "dedicated controllers",
+                      "give each controller a host of its own for the migration",
                       tuple(combined))
 
 
@@ -399,15 +413,18 @@ def cluster_settings_agree(view: InventoryView) -> Iterator[Finding]:
 
 def listener_ports(view: InventoryView) -> Iterator[Finding]:
     """Each listener of a broker binds a port of its own: the broker, client, extra and (while
-    securing in place) plaintext listeners, from the model that renders them."""
+    securing in place) plaintext listeners, from the model that renders them, and on a broker
+    that is also a controller (combined mode) the controller's listener."""
+    combined = {c.host: c for c in model.controllers(view) if c.combined}
     for broker in model.brokers(view):
-        clashes = broker.port_clashes()
+        clashes = broker.port_clashes(*([(model.CONTROLLER_LISTENER, combined[broker.host].port)]
+                                        if broker.host in combined else []))
         if clashes:
             yield Finding(cite("KF-02"), "listeners share a port: " + "; ".join(clashes),
                           "give each its own port (kafka_broker_port, kafka_broker_internal_port, "
                           "kafka_broker_extra_listeners, kafka_broker_metrics_port, "
-                          "kafka_plaintext_port: while securing in place, move "
-                          "kafka_broker_port, e.g. to 9093)", (broker.host,))
+                          "kafka_controller_port, kafka_plaintext_port: while securing in "
+                          "place, move kafka_broker_port, e.g. to 9093)", (broker.host,))
 
 
 def kraft_migration_state(view: InventoryView) -> Iterator[Finding]:

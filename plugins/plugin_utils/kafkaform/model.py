@@ -167,10 +167,11 @@ class Broker:
     def listener(self, name: str) -> Listener | None:
         return next((lst for lst in self.listeners if lst.name == name), None)
 
-    def port_clashes(self) -> list[str]:
-        """Ports two of the broker's listeners, or a listener and its metrics agent, share."""
+    def port_clashes(self, *more: tuple[str, int]) -> list[str]:
+        """Ports two of the broker's listeners, or a listener and its metrics agent, share;
+        ``more`` adds the host's other ports (a combined node's controller listener)."""
         agent = [("metrics agent", self.metrics_port)] if self.metrics_port else []
-        return port_clashes([*((lst.name, lst.port) for lst in self.listeners), *agent])
+        return port_clashes([*((lst.name, lst.port) for lst in self.listeners), *agent, *more])
 
 
 def port_clashes(named_ports: Iterable[tuple[str, int]]) -> list[str]:

@@ -286,7 +286,8 @@ CATALOGUE: tuple[Rule, ...] = (
          "controller with a broker's id makes two nodes one.",
          "Set kafka_node_id, a non-negative integer, in each controller's host_vars, different "
          "from every other controller's and every broker's kafka_broker_id (it is never "
-         "defaulted; ids from 3000 up keep the controllers apart from the brokers).",
+         "defaulted; ids from 3000 up keep the controllers apart from the brokers). A host that "
+         "is both (combined mode, KR-04) is one node: its kafka_node_id is its kafka_broker_id.",
          (PREFLIGHT,)),
     Rule("KR-03", "No rack holds a majority of the controllers",
          "Losing a rack that holds a majority of the controllers loses the quorum, and with it "
@@ -298,17 +299,20 @@ CATALOGUE: tuple[Rule, ...] = (
          "In combined mode the broker's load and restarts reach the metadata quorum, and the two "
          "cannot be rolled or scaled apart; Kafka's documentation keeps it for small and "
          "development clusters.",
-         "Give the controllers hosts of their own, or set kafka_controller_combined: true.",
+         "Give the controllers hosts of their own, or set kafka_controller_combined: true: a host "
+         "in both groups then runs one Kafka node with process.roles=broker,controller, on the "
+         "broker's heap and log directories, rolled with the brokers on the gate of both (its "
+         "partitions and every voter's lag).",
          (PREFLIGHT,)),
     Rule("KR-05", "Controllers are declared only where kafkaform installs them",
-         "This release builds a new cluster in KRaft mode (controllers, no ZooKeeper ensemble) "
-         "with dedicated controllers, and migrates a ZooKeeper-mode cluster with its own "
-         "playbook. Controllers beside a ZooKeeper ensemble outside a migration, or a controller "
-         "on a broker's host (combined mode, which no role of this release installs), would be "
-         "left out of the run, silently.",
-         "For a KRaft cluster, declare controllers and no zookeeper group, each controller on a "
-         "host of its own; to migrate, run playbooks/kraft_migration.yml (KR-09); for a "
-         "ZooKeeper-mode cluster, remove the kafka_controller group.",
+         "This release builds a new cluster in KRaft mode (controllers, no ZooKeeper ensemble), "
+         "and migrates a ZooKeeper-mode cluster with its own playbook, to dedicated controllers "
+         "only, as Kafka's migration requires. Controllers beside a ZooKeeper ensemble outside "
+         "a migration would be left out of the run, silently, and a combined controller cannot "
+         "migrate a cluster.",
+         "For a KRaft cluster, declare controllers and no zookeeper group; to migrate, run "
+         "playbooks/kraft_migration.yml (KR-09) with each controller on a host of its own; for "
+         "a ZooKeeper-mode cluster, remove the kafka_controller group.",
          (PREFLIGHT,)),
     Rule("KR-06", "The controller listener speaks mutual TLS, and only the cluster's own nodes "
          "and tools are authorized on it",

@@ -336,21 +336,32 @@ def controller_properties(cluster: Mapping[str, Any], controller: Mapping[str, A
     }
 
 
+def controller_listener(controller: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller's CONTROLLER listener, in the shape of a broker's listener of the model."""
+    return {"name": CONTROLLER_LISTENER, "protocol": "SSL", "address": controller["address"],
+            "advertised_host": controller["address"], "port": controller["port"]}
+
+
 def controller_node(controller: Mapping[str, Any]) -> dict[str, Any]:
     """A controller in the shape of a broker of the model: what the rest of the context reads."""
-    listener = {"name": CONTROLLER_LISTENER, "protocol": "SSL",
-                "address": controller["address"], "advertised_host": controller["address"],
-                "port": controller["port"]}
     return {"id": controller["node_id"], "rack": controller.get("rack"),
             "address": controller["address"], "port": controller["port"],
-            "log_dirs": [controller["metadata_dir"]], "listeners": [listener]}
+            "log_dirs": [controller["metadata_dir"]],
+            "listeners": [controller_listener(controller)]}
+
+
+def combined_node(broker: Mapping[str, Any], controller: Mapping[str, Any]) -> dict[str, Any]:
+    """A broker that is also a controller (combined mode, KR-04): its listeners and the
+    CONTROLLER one. Its metadata log lives in its first log directory, as Kafka's default is."""
+    return {**broker, "listeners": [*broker["listeners"], controller_listener(controller)]}
 
 
 def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
-                     mode: NodeMode) -> dict[str, str]:
-    """server.properties values the cluster model decides for one broker."""
+                     mode: NodeMode, roles: str = "broker") -> dict[str, str]:
+    """server.properties values the cluster model decides for one broker (in KRaft mode with
+    ``roles``: broker, or broker,controller for a combined node)."""
     props = {
-        **(kraft_properties(cluster, "broker", int(broker["id"])) if mode.kraft
+        **(kraft_properties(cluster, roles, int(broker["id"])) if mode.kraft
            else {"broker.id": str(broker["id"]),
                  "zookeeper.connect": str(cluster["zookeeper_connect"]),
                  **migration_properties(cluster, mode),
@@ -359,8 +370,11 @@ def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
                     if mode.knows_quorum else {})}),
         "listeners": ",".join(f"{lst['name']}://{lst['address']}:{lst['port']}"
                               for lst in broker["listeners"]),
+        # Clients never dial a combined node's CONTROLLER listener: the brokers and controllers
+        # find it in controller.quorum.voters.
         "advertised.listeners": ",".join(f"{lst['name']}://{lst['advertised_host']}:{lst['port']}"
-                                         for lst in broker["listeners"]),
+                                         for lst in broker["listeners"]
+                                         if lst["name"] != CONTROLLER_LISTENER),
         "log.dirs": ",".join(broker["log_dirs"]),
         "default.replication.factor": str(cluster["replication_factor"]),
         "min.insync.replicas": str(cluster["min_insync_replicas"]),
@@ -458,7 +472,8 @@ def log_configuration(release: str, conf_dir: str) -> dict[str, str]:
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                          settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one Kafka
-    node: a broker, or in KRaft mode a controller (a host of the kafka_controller group).
+    node: a broker, or in KRaft mode a controller (a host of the kafka_controller group), or a
+    host of both groups in combined mode (KR-04), one node that is both.
 
     + cluster: ``kafkaform.model.build(view).to_dict()``
     + host: the broker's inventory name
@@ -470,12 +485,18 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     them first.
     """
     problems = settings_problems(settings)
+    # A controller on a host of its own (dedicated), or one that is also a broker (combined).
     controller = cluster.get("controllers_by_host", {}).get(host)
+    combined = controller is not None and bool(controller.get("combined"))
+    dedicated = controller is not None and not combined
     mode = node_mode(controller is not None, str(cluster.get("metadata_mode", "zookeeper")),
                      str(cluster.get("kraft_migration") or ""))
     kraft = mode.kraft
-    broker = cluster["brokers_by_host"].get(host) if controller is None \
-        else controller_node(controller)
+    broker = cluster["brokers_by_host"].get(host)
+    if dedicated:
+        broker = controller_node(controller)
+    elif combined and broker is not None:
+        broker = combined_node(broker, controller)
     if broker is None:
         problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
     else:
@@ -493,7 +514,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     release = installed_release(get("version"))
     log_config = log_configuration(release, conf_dir)
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
-    heap = int(setting(settings, "kafka_controller_heap_mb") if controller else get("heap_mb"))
+    # A combined node runs the broker's heap: the controller's share of it is small (KR-04).
+    heap = int(setting(settings, "kafka_controller_heap_mb") if dedicated else get("heap_mb"))
     message_max = int(get("message_max_bytes"))
     network, io = thread_counts(int(settings.get("kafka_broker_cores") or 1),
                                 len(broker["log_dirs"]), int(get("num_network_threads")),
@@ -509,10 +531,11 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     }
     migration = str(cluster.get("security_migration") or "")
     security = security_properties(broker, tls, get("users"), migration, mode)
-    model = model_properties(cluster, broker, mode) if controller is None \
-        else controller_properties(cluster, controller, mode)
-    # A controller serves no topic: the brokers' settings below are not its.
-    broker_only = {} if controller else {
+    model = controller_properties(cluster, controller, mode) if dedicated \
+        else model_properties(cluster, broker, mode,
+                              "broker,controller" if combined else "broker")
+    # A dedicated controller serves no topic: the brokers' settings below are not its.
+    broker_only = {} if dedicated else {
         "num.partitions": str(int(get("num_partitions"))),
         "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
         "auto.leader.rebalance.enable": _as_text(bool(get("auto_leader_rebalance_enable"))),
@@ -609,12 +632,22 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     broker_ids = [int(b["id"]) for b in cluster["brokers"]]
     controller_ids = [int(c["node_id"]) for c in cluster.get("controllers", ())] if kraft else []
     # The health gate of the roll: in KRaft mode every member of this node's kind caught up with
-    # the metadata log (KR-08), and for brokers every partition fully replicated (OP-02).
-    members = controller_ids if controller else broker_ids
-    health_args = ["health", "--ids", ",".join(map(str, members)),
-                   *(["--max-lag", str(int(cluster["metadata_max_lag"]))]
-                     if kraft else []),
-                   "--wait", str(health_wait_s)]
+    # the metadata log (KR-08), and for brokers every partition fully replicated (OP-02). Where
+    # brokers are controllers too (combined), the brokers' roll restarts voters: every voter
+    # caught up as well.
+    any_combined = any(c.get("combined") for c in cluster.get("controllers", ()))
+    members = controller_ids if dedicated else list(dict.fromkeys(
+        broker_ids + (controller_ids if any_combined else [])))
+
+    def health_argv(ids: list[int]) -> list[str]:
+        return ["health", "--ids", ",".join(map(str, ids)),
+                *(["--max-lag", str(int(cluster["metadata_max_lag"]))] if kraft else []),
+                "--wait", str(health_wait_s)]
+
+    # After the converge, the nodes of this node's play: a combined voter starts in the brokers'
+    # play, after the dedicated controllers'.
+    play_members = [int(c["node_id"]) for c in cluster.get("controllers", ())
+                    if not c.get("combined")] if dedicated else members
     read_write = [*broker["log_dirs"], log_dir]
     return {
         "host": host,
@@ -642,9 +675,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "process_roles": model.get("process.roles", ""),
         "cluster_id": str(cluster.get("cluster_id", "")) if kraft else "",
         # The OU of the host's certificate, which maps to its principal (SE-03, KR-06).
-        "principal": CONTROLLER_PRINCIPAL if controller else BROKER_PRINCIPAL,
+        # A combined node serves clients and dials brokers as a broker.
+        "principal": CONTROLLER_PRINCIPAL if dedicated else BROKER_PRINCIPAL,
         # What the node is, as its unit and server.properties describe it.
-        "kind": "controller" if controller else "broker",
+        "kind": "controller" if dedicated else "broker and controller" if combined else "broker",
         "mode_note": ("KRaft mode" if kraft else "ZooKeeper mode (no process.roles)")
         + (", migrating the cluster from ZooKeeper to KRaft" if mode.migrating else ""),
         # Every Kafka node's id by host: the roll's member ids.
@@ -662,7 +696,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         # KR-11: a controller's unit ends its start once its registration with the quorum is in
         # the metadata log, and fails one whose registration Kafka dropped.
         "registration_argv": [ADMIN_SCRIPT, "--conf", conf_dir, "registration",
-                              "--wait", str(REGISTRATION_WAIT_S)] if controller else [],
+                              "--wait", str(REGISTRATION_WAIT_S)] if dedicated else [],
         "admin_client_config": f"{conf_dir}/admin-client.properties",
         "admin_client_properties": java_properties(admin_client),
         "jaas_file": jaas,
@@ -700,8 +734,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                           tls["secrets"], *([jaas] if mode.zookeeper_client else []), jmx["config"],
                           jmx["password_file"], jmx["access_file"], jmx["ssl_config"],
                           *([tls["keystore"], tls["trust"]] if mode.knows_quorum else [])],
-        # The admin helper's arguments for the health gate of the roll and of the converge.
-        "health_args": health_args,
+        # The admin helper's arguments for the health gate of the roll, and for the check that
+        # ends the converge of this node's play.
+        "health_args": health_argv(members),
+        "verify_args": health_argv(play_members),
         "health_wait_s": health_wait_s,
         "health_poll_s": HEALTH_POLL_S,
     }

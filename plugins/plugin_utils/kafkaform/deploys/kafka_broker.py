@@ -251,10 +251,6 @@ def _kafka_node(group: str) -> None:
                           f"(kafka_kraft_migration: {model['kraft_migration']}), which only "
                           "the playbooks run: ansible-playbook kafkaform.platform.kraft_migration "
                           "(KR-09)")
-    if any(c.get("combined") for c in model["controllers"]):
-        raise DeployError(f"{host.name}: the inventory runs controllers combined with brokers "
-                          "(kafka_controller_combined), which the pyinfra deploys do not build; "
-                          "converge it with ansible-playbook kafkaform.platform.site (KR-04)")
     controller = kb["process_roles"] == "controller"
     _security_gate(kb)
     _refuse_older_release(kb, model)
@@ -269,7 +265,9 @@ def _kafka_node(group: str) -> None:
     # that a new process registers (KR-11): one more start.
     started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
                               enabled=True, _retries=1, _retry_delay=float(kb["health_poll_s"]))
-    members = play_hosts(group)
+    # A combined node (KR-04) is one of the brokers' play's members, not the controllers'.
+    members = [h for h in play_hosts(group)
+               if group == KAFKA_BROKER or KAFKA_BROKER not in h.groups]
     contexts = member_contexts(ROLE, members, kb, context)
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
     # restart left the node stale. OP-03
@@ -292,7 +290,7 @@ def _kafka_node(group: str) -> None:
         after_argv=[] if controller else [*tool, "elect"]), might_be_stale=might_restart)
     if will_change(started) or might_restart:
         python.call(name="Wait until every node is registered and healthy",
-                    function=_wait_healthy, argv=health, timeout_s=timeout_s,
+                    function=_wait_healthy, argv=[*tool, *kb["verify_args"]], timeout_s=timeout_s,
                     poll_s=float(kb["health_poll_s"]), _run_once=True)
     # A broker that starts or restarts in this run reads its new certificate then. SE-02
     if tls_changes and not (tls_restarts or will_change(started) or might_restart):
@@ -361,8 +359,9 @@ def _raise_metadata_version(argv: list[str]) -> None:
 @deploy("kafka_controller")
 def kafka_controller() -> None:
     """The kafka_controller role on the hosts of the kafka_controller group
-    (playbooks/kafka_controller.yml): KRaft controllers, before the brokers."""
-    if KAFKA_CONTROLLER in host.groups:
+    (playbooks/kafka_controller.yml): KRaft controllers, before the brokers; a combined node is
+    the brokers' deploy's."""
+    if KAFKA_CONTROLLER in host.groups and KAFKA_BROKER not in host.groups:
         _kafka_node(KAFKA_CONTROLLER)
 
 
