@@ -70,3 +70,16 @@ def test_spark_master_port_set_on_the_master_reaches_every_node() -> None:
     worker = spark_node_context(cluster, "sw", {}, resources)
     assert master["environment"]["SPARK_MASTER_PORT"] == "7177"
     assert "spark.master=spark://sm:7177" in worker["defaults"].splitlines()
+
+
+def test_combined_hosts_are_the_controllers_that_are_brokers_whatever_their_ids() -> None:
+    spec = {
+        "kafka_controller": {"c1": {"kafka_node_id": 3001}, "k2": {}, "k1": {"kafka_node_id": 1}},
+        "kafka_broker": {"k1": {"kafka_broker_id": 1}, "k2": {"kafka_broker_id": 2},
+                         "k3": {"kafka_broker_id": 3}},
+    }
+    view = view_of(spec)
+    # k2 has no kafka_node_id: the model's controllers leave it out, the combined hosts do not.
+    assert model.combined_hosts(view) == ("k2", "k1")
+    assert [(c.host, c.combined) for c in model.controllers(view)] == [("k1", True),
+                                                                       ("c1", False)]

@@ -216,13 +216,12 @@ def controller_racks(view: InventoryView) -> Iterator[Finding]:
 
 
 def combined_mode(view: InventoryView) -> Iterator[Finding]:
-    brokers = set(view.members(model.KAFKA_BROKER))
-    both = [h for h in view.members(model.KAFKA_CONTROLLER) if h in brokers]
+    both = model.combined_hosts(view)
     if as_bool(view.cluster_var("kafka_controller_combined")):
         # The dedicated controllers start first (playbooks/kafka.yml), and must elect a leader
         # before the brokers' play starts the combined ones.
-        dedicated = [h for h in view.members(model.KAFKA_CONTROLLER) if h not in brokers]
-        voters = len(dedicated) + len(both)
+        dedicated = [h for h in view.members(model.KAFKA_CONTROLLER) if h not in both]
+        voters = len(view.members(model.KAFKA_CONTROLLER))
         if both and dedicated and len(dedicated) <= voters // 2:
             yield Finding(cite("KR-04"),
                           f"{len(dedicated)} dedicated controllers of {voters} cannot elect a "
@@ -249,8 +248,7 @@ def controllers_installed(view: InventoryView) -> Iterator[Finding]:
                       "KRaft\"); for a new KRaft cluster remove the zookeeper group; for a "
                       "ZooKeeper-mode cluster remove the kafka_controller group",
                       tuple(controllers))
-    brokers = set(view.members(model.KAFKA_BROKER))
-    combined = [h for h in controllers if h in brokers]
+    combined = model.combined_hosts(view)
     # Without kafka_controller_combined, KR-04 names these hosts already.
     if combined and view.members(model.ZOOKEEPER) \
             and as_bool(view.cluster_var("kafka_controller_combined")):

@@ -373,14 +373,21 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
     return tuple(sorted(members, key=lambda m: m.id))
 
 
+def combined_hosts(view: InventoryView) -> tuple[str, ...]:
+    """The KRaft controllers' hosts that are brokers too (combined mode), in inventory order,
+    whatever their ids."""
+    brokers = set(view.members(KAFKA_BROKER))
+    return tuple(host for host in view.members(KAFKA_CONTROLLER) if host in brokers)
+
+
 def controllers(view: InventoryView) -> tuple[Controller, ...]:
     """The KRaft controllers, by node id; hosts without a valid kafka_node_id are left out here."""
-    brokers = set(view.members(KAFKA_BROKER))
+    combined = set(combined_hosts(view))
 
     def setting(host: str, key: str) -> Any:
         return view.var(host, key, role_default(key))
 
-    found = [Controller(host, address(view, host), node_id, rack_of(view, host), host in brokers,
+    found = [Controller(host, address(view, host), node_id, rack_of(view, host), host in combined,
                         as_int(setting(host, "kafka_controller_port")) or 0,
                         str(setting(host, "kafka_controller_metadata_dir")).rstrip("/"))
              for host in view.members(KAFKA_CONTROLLER)

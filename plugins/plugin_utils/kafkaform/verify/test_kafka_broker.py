@@ -33,6 +33,7 @@ import testinfra.host  # type: ignore[import-untyped]
 from kafkaform import acls
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.jvm import KAFKA_TOOL
+from kafkaform.model import CONTROLLER_LISTENER
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -397,7 +398,7 @@ def test_the_controller_listener_refuses_a_client_without_a_certificate(
     certificate is."""
     controller = controllers[0]
     listener = next(lst for lst in controller.expected["listeners"]
-                    if lst["name"] == "CONTROLLER")
+                    if lst["name"] == CONTROLLER_LISTENER)
     endpoint = f"{listener['address']}:{listener['port']}"
     config = controller.client_config("no-certificate", {
         "security.protocol": "SSL", "ssl.truststore.type": "PEM",
