@@ -1,8 +1,10 @@
-"""The os_tuning context and its decisions over what a host reports (sysctl probe, stat, blkid,
-cmp, findmnt), with outputs as the role's commands print them."""
+"""The os_tuning context and its decisions over what a host reports (the one probe: kernel settings,
+stat, blkid, cmp, findmnt, mount point owners, /etc/fstab), with outputs as the probe prints them;
+the probe itself runs here on this machine's own devices and directories."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,10 @@ from kafkaform.contexts.os_tuning import (
     device_problems,
     disk_mounts,
     disk_plan,
+    host_report,
     mount_problem,
     os_tuning_context,
     sysctl_plan,
-    unmounted_mount_points,
 )
 from kafkaform.defaults import role_default
 
@@ -57,10 +59,17 @@ def probes(blkid: dict[str, tuple[int, str]], zero: dict[str, int]) -> tuple[lis
     return found, zeros
 
 
+def report(stat: str, blkid: list[Any], zero: list[Any], findmnt: str, occupied: str = "",
+           fstab: str = "", paths: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """What host_report returns, from the answers given."""
+    return {"stat": stat, "blkid": blkid, "zero": zero, "findmnt": findmnt, "occupied": occupied,
+            "fstab": fstab, "paths": paths or {}}
+
+
 def plan(ctx: dict[str, Any], blkid: dict[str, tuple[int, str]], zero: dict[str, int] | None = None,
-         findmnt: str = ROOT_MOUNTS, stat: str = STAT) -> dict[str, Any]:
+         findmnt: str = ROOT_MOUNTS, stat: str = STAT, **answers: Any) -> dict[str, Any]:
     found, zeros = probes(blkid, zero or {})
-    return disk_plan(ctx, stat, found, zeros, findmnt)
+    return disk_plan(ctx, report(stat, found, zeros, findmnt, **answers))
 
 
 # --- context ---------------------------------------------------------------------------------
@@ -72,8 +81,11 @@ def test_overrides_merge_over_the_role_settings_in_key_order() -> None:
     assert ctx["sysctl"]["vm.swappiness"] == "10"
     assert ctx["sysctl"]["net.ipv4.tcp_fin_timeout"] == "15"
     assert len(ctx["sysctl"]) == len(role_default("os_tuning_sysctl")) + 1
-    assert ctx["sysctl_probe_argv"][:2] == ["sh", "-c"]
-    assert ctx["sysctl_probe_argv"][3:] == ["probe", *ctx["sysctl"]]
+    argv = ctx["probe_argv"]
+    assert argv[:2] == ["sh", "-c"]
+    assert argv[3:] == ["probe", str(len(ctx["sysctl"])), *ctx["sysctl"], "1048576", "0", "0"]
+    assert context(os_tuning_sysctl_enabled=False)["probe_argv"][3:] == [
+        "probe", "0", "1048576", "0", "0"]
 
 
 def test_templates_render_the_golden_files_from_the_context() -> None:
@@ -96,7 +108,10 @@ def test_disks_are_normalised_with_owner_options_and_mount() -> None:
     assert second["options"] == ["noatime", "nofail", "nodiratime"]
     assert (directory["owner"], directory["directory"]) == ("zookeeper", True)
     assert ctx["disk_devices"] == ["/dev/kfdata0", "/dev/kfdata1"]
-    assert ctx["disk_stat_argv"][-2:] == ctx["disk_devices"]
+    argv = ctx["probe_argv"][ctx["probe_argv"].index("1048576"):]
+    assert argv == ["1048576", "2", *ctx["disk_devices"], "3", "/var/lib/kafka/data0",
+                    "/var/lib/kafka/data1", "/var/lib/zookeeper/txnlog", "kafka", "zookeeper"]
+    assert context(D0, os_tuning_disks_enabled="no")["probe_argv"][-3:] == ["1048576", "0", "0"]
     assert ctx["disk_owners"] == ["kafka", "zookeeper"]
     assert ctx["directories"] == [directory]
     assert ctx["disk_input_error"] == ""
@@ -303,19 +318,16 @@ def test_a_mount_point_holding_files_is_refused_and_only_where_nothing_is_mounte
     # data0 is mounted: its files are the disk's own; the plain directory is never a mount.
     only_data1 = MOUNTED.replace("\n/var/lib/kafka/data1 7:1 xfs rw,noatime,nodiratime,attr2,"
                                  "inode64,noquota", "")
-    assert unmounted_mount_points(ctx, only_data1) == ["/var/lib/kafka/data1"]
-    assert unmounted_mount_points(ctx, MOUNTED) == []
     blkid = {"/dev/kfdata0": (0, XFS.replace("kfdata1", "kfdata0")), "/dev/kfdata1": (0, XFS)}
     found, zeros = probes(blkid, {})
-    entries = ("/var/lib/kafka/data1 /var/lib/kafka/data1/orders-0\n"
-               "/var/lib/kafka/data1 /var/lib/kafka/data1/meta.properties\n")
-    decided = disk_plan(ctx, STAT, found, zeros, only_data1, entries)
+    entries = "/var/lib/kafka/data1 /var/lib/kafka/data1/orders-0\n"
+    decided = disk_plan(ctx, report(STAT, found, zeros, only_data1, entries))
     assert decided["refusal"] == (
         f"{HOST}: mount point /var/lib/kafka/data1 is a directory holding files (e.g. "
         "/var/lib/kafka/data1/orders-0); mounting /dev/kfdata1 over it would hide them. Fix: move "
         "them away first (mount the disk elsewhere, copy, then declare it here), or keep the "
         "directory with device: null.")
-    assert disk_plan(ctx, STAT, found, zeros, only_data1, "")["refusal"] == ""
+    assert disk_plan(ctx, report(STAT, found, zeros, only_data1))["refusal"] == ""
 
 
 def test_verify_names_what_the_kernel_has_at_a_wrong_mount() -> None:
@@ -328,3 +340,91 @@ def test_verify_names_what_the_kernel_has_at_a_wrong_mount() -> None:
         f"{HOST}: /var/lib/kafka/data0 should be /dev/kfdata0 (7:0), XFS, noatime; the kernel "
         "has /var/lib/kafka/data0 7:0 xfs rw,relatime,attr2,inode64,noquota")
     assert mount_problem(ctx, disk, ROOT_MOUNTS).endswith("the kernel has nothing mounted there")
+
+
+# --- the host probe, run here ----------------------------------------------------------------
+
+
+def test_the_probe_reads_devices_mount_points_users_and_fstab_in_one_call(tmp_path: Path) -> None:
+    """HOST_PROBE run by sh on this machine: a character device and a missing path as devices, a
+    directory holding a file and / as mount points, an existing and a missing user."""
+    occupied = tmp_path / "data0"
+    occupied.mkdir()
+    (occupied / "orders-0").mkdir()
+    ctx = context({"device": "/dev/null", "mount": str(occupied), "purpose": "kafka_log_dir"},
+                  {"device": "/dev/kfdata9", "mount": "/", "purpose": "zookeeper_txn_log"},
+                  os_tuning_purpose_owners={"kafka_log_dir": "root",
+                                            "zookeeper_txn_log": "kafkaform-no-such-user"},
+                  os_tuning_sysctl={"kernel.pid_max": 4194304, "vm.kafkaform_no_such_key": 1})
+    ran = subprocess.run(ctx["probe_argv"], capture_output=True, text=True, check=True)
+    got = host_report(ctx, ran.stdout)
+    assert got["problem"] == ""
+    assert got["sysctl"].splitlines()[1] == "vm.kafkaform_no_such_key|absent|"
+    assert got["sysctl"].splitlines()[0].startswith("kernel.pid_max|")
+    assert "@container|" in got["sysctl"]
+    assert got["stat"] == "/dev/null|character special file|1:3"  # not a block device: no blkid
+    assert (got["blkid"], got["zero"]) == ([], [])
+    assert device_problems(ctx, got["stat"]).startswith(
+        f"{HOST}: /dev/null is a character special file, not a block device; /dev/kfdata9 does "
+        "not exist.")
+    assert "/" in [m.split(" ", 1)[0] for m in got["findmnt"].splitlines()]
+    assert got["unmounted"] == [str(occupied)]
+    assert got["occupied"] == f"{occupied} {occupied}/orders-0"
+    assert got["paths"]["/"]["kind"] == "directory"
+    assert got["paths"][str(occupied)] == {"owner": "root", "group": "root",
+                                           "mode": f"{occupied.stat().st_mode & 0o7777:o}",
+                                           "kind": "directory"}
+    assert got["users"] == ["root"]
+    assert got["fstab"] == Path("/etc/fstab").read_text().strip("\n") or not Path(
+        "/etc/fstab").exists()
+
+
+def test_a_failed_command_in_the_probe_stops_with_its_name() -> None:
+    out = "@@sysctl\n@@blkid 4 /dev/kfdata0\n@@findmnt 1\n@@users\n@@fstab\n"
+    assert host_report(context(D0), out)["problem"] == (
+        f"{HOST}: reading the host failed: blkid /dev/kfdata0 exited with 4; findmnt exited with "
+        "1. Fix: run the command by hand on the host to see why")
+
+
+def test_blkid_and_cmp_answers_reach_the_plan_as_registered_loops_would() -> None:
+    out = ("@@sysctl\n@container|none\n@@stat\n/dev/kfdata0|block special file|7:0\n"
+           "@@blkid 2 /dev/kfdata0\n\n@@zero 0 /dev/kfdata0\n@@stat\n"
+           "/dev/kfdata1|block special file|7:1\n@@blkid 0 /dev/kfdata1\n" + XFS + "\n"
+           f"@@findmnt 0\n{ROOT_MOUNTS}\n@@unmounted /var/lib/kafka/data0\n"
+           "@@unmounted /var/lib/kafka/data1\n@@users\nkafka\n@@fstab\n# static\n")
+    got = host_report(context(D0, D1), out)
+    assert got["stat"] == STAT and got["users"] == ["kafka"] and got["fstab"] == "# static"
+    assert [(b["item"], b["rc"]) for b in got["blkid"]] == [("/dev/kfdata0", 2),
+                                                             ("/dev/kfdata1", 0)]
+    decided = disk_plan(context(D0, D1), got)
+    assert [d["action"] for d in decided["disks"]] == ["format", "use"]
+    assert decided["refusal"] == ""
+
+
+def test_a_second_run_writes_no_fstab_line_and_gives_no_owner_it_has_already() -> None:
+    blkid = {"/dev/kfdata0": (0, XFS.replace("kfdata1", "kfdata0").replace("0d1f", "9e2a")),
+             "/dev/kfdata1": (0, XFS)}
+    fstab = ("UUID=9e2a5e0a-5c1e-4c57-9a39-6b2f0e7d4a11 /var/lib/kafka/data0 xfs noatime 0 0\n"
+             "UUID=0d1f5e0a-5c1e-4c57-9a39-6b2f0e7d4a11 /var/lib/kafka/data1 xfs noatime 0 0\n")
+    kafka = {"owner": "kafka", "group": "kafka", "mode": "750", "kind": "directory"}
+    paths = {"/var/lib/kafka/data0": kafka, "/var/lib/kafka/data1": {**kafka, "mode": "755"}}
+    mounts = disk_mounts(plan(context(D0, D1), blkid, findmnt=MOUNTED, fstab=fstab,
+                              paths=paths), [])
+    # data1's line lacks its nodiratime; its mode differs
+    assert [m["mount"] for m in mounts["fstab"]] == ["/var/lib/kafka/data1"]
+    assert [d["mount"] for d in mounts["owners"]] == ["/var/lib/kafka/data1"]
+    # A second line for the same mount point, even a wrong one, is for ansible.posix.mount.
+    twice = fstab + "/dev/kfdata0 /var/lib/kafka/data0 xfs defaults 0 0\n"
+    assert "/var/lib/kafka/data0" in [m["mount"] for m in disk_mounts(
+        plan(context(D0, D1), blkid, findmnt=MOUNTED, fstab=twice, paths=paths), [])["fstab"]]
+
+
+def test_a_disk_mounted_in_this_run_is_always_given_to_its_owner() -> None:
+    """Its mount point was read before the mount: the new filesystem's root is root's."""
+    kafka = {"owner": "kafka", "group": "kafka", "mode": "750", "kind": "directory"}
+    decided = plan(context(D0, DIRECTORY), {"/dev/kfdata0": (2, "")}, {"/dev/kfdata0": 0},
+                   paths={"/var/lib/kafka/data0": kafka,
+                          "/var/lib/zookeeper/txnlog": {**kafka, "owner": "zookeeper",
+                                                        "group": "zookeeper"}})
+    owners = disk_mounts(decided, [result(decided["formats"][0], 0, "1b4e28ba\n")])["owners"]
+    assert [d["mount"] for d in owners] == ["/var/lib/kafka/data0"]

@@ -18,12 +18,29 @@ from ..defaults import as_bool, role_default, setting
 
 Disk = dict[str, Any]
 
-#: Prints "key|state|live value" per key given, state being writable, readonly or absent; then
-#: "@container|<name>" (systemd-detect-virt's name for the container, or none) and, when the
-#: machine's initial network namespace is visible, "@netns|host": net.core.netdev_max_backlog only
-#: exists there (measured in podman containers). :func:`sysctl_plan` reads the output.
-SYSCTL_PROBE = """\
-for key in "$@"; do
+#: What the role reads from a host, in one call before it changes anything: its kernel settings,
+#: data disks, mounts, the disks' owners and /etc/fstab. Arguments: the number of kernel keys and
+#: the keys, the blank-check size, the number of devices and the devices, the number of mount
+#: points and the mount points, then the owners. Each answer starts with an "@@" line that
+#: :func:`host_report` reads:
+#:   @@sysctl: "key|state|live value" per key (state writable, readonly or absent), then
+#:     "@container|<name>" (systemd-detect-virt's name for the container, or none) and, when the
+#:     machine's initial network namespace is visible, "@netns|host": net.core.netdev_max_backlog
+#:     only exists there (measured in podman containers);
+#:   @@stat: "name|kind|MAJ:MIN" of each device (its device number);
+#:   @@blkid RC DEVICE: what ``blkid -p -o export`` found on a block device (rc 0 signatures,
+#:     2 none, 8 several), and @@zero RC DEVICE: cmp against /dev/zero where it found none (rc 0
+#:     all zero, 1 something else);
+#:   @@findmnt RC: what is mounted where;
+#:   @@path: owner, group, mode and kind of each mount point that exists;
+#:   @@unmounted MOUNT: a mount point nothing is mounted on, and its first entry if it has any
+#:     (a first mount there would hide it);
+#:   @@users: the owners the host has; @@fstab: /etc/fstab.
+HOST_PROBE = """\
+n=$1; shift
+echo '@@sysctl'
+while [ "$n" -gt 0 ]; do
+  key=$1; shift; n=$((n - 1))
   path=/proc/sys/$(printf '%s' "$key" | tr . /)
   if [ ! -e "$path" ]; then printf '%s|absent|\\n' "$key"; continue; fi
   if [ -w "$path" ]; then state=writable; else state=readonly; fi
@@ -37,10 +54,39 @@ else
   echo '@container|none'
 fi
 if [ -e /proc/sys/net/core/netdev_max_backlog ]; then echo '@netns|host'; fi
+blank=$1; n=$2; shift 2
+while [ "$n" -gt 0 ]; do
+  device=$1; shift; n=$((n - 1))
+  echo '@@stat'
+  stat --dereference --format '%n|%F|%Hr:%Lr' -- "$device" 2> /dev/null
+  [ -b "$device" ] || continue
+  found=$(blkid -p -o export -- "$device"); rc=$?
+  printf '@@blkid %s %s\\n%s\\n' "$rc" "$device" "$found"
+  if [ "$rc" -eq 2 ]; then
+    cmp --silent --bytes "$blank" -- "$device" /dev/zero
+    printf '@@zero %s %s\\n' "$?" "$device"
+  fi
+done
+mounts=$(findmnt --raw --noheadings --output TARGET,MAJ:MIN,FSTYPE,OPTIONS); rc=$?
+printf '@@findmnt %s\\n%s\\n' "$rc" "$mounts"
+n=$1; shift
+while [ "$n" -gt 0 ]; do
+  mount=$1; shift; n=$((n - 1))
+  stat --printf '@@path\\n%U|%G|%a|%F|%n\\n' -- "$mount" 2> /dev/null
+  if ! printf '%s\\n' "$mounts" | cut -d ' ' -f 1 | grep -Fqx -- "$mount"; then
+    printf '@@unmounted %s\\n' "$mount"
+    find "$mount" -mindepth 1 -maxdepth 1 -printf '%H %p\\n' -quit 2> /dev/null
+  fi
+done
+echo '@@users'
+for user in "$@"; do getent passwd "$user" > /dev/null && printf '%s\\n' "$user"; done
+echo '@@fstab'
+cat /etc/fstab 2> /dev/null
+exit 0
 """
 
-#: stat's line per declared device: the name as given, its kind, its device number (MAJ:MIN).
-STAT_FORMAT = "%n|%F|%Hr:%Lr"
+#: What is mounted where, as :data:`HOST_PROBE` reads it and the role's verification reads it again.
+FINDMNT_ARGV = ["findmnt", "--raw", "--noheadings", "--output", "TARGET,MAJ:MIN,FSTYPE,OPTIONS"]
 
 #: The disk plan's actions that format a device.
 FORMAT_ACTIONS = ("format", "format_force")
@@ -155,11 +201,20 @@ def os_tuning_context(host: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     sysctl = effective_sysctl(settings)
     disks, errors = declared_disks(settings)
     devices = [d["device"] for d in disks if not d["directory"] and isinstance(d["device"], str)]
+    owners = unique(d["owner"] for d in disks)
+    blank_check_bytes = setting(settings, "os_tuning_blank_check_bytes")
+    # Only what the role's enabled parts read: a host with its disks off is asked for none.
+    probed_keys = list(sysctl) if as_bool(setting(settings, "os_tuning_sysctl_enabled")) else []
+    probed = disks if as_bool(setting(settings, "os_tuning_disks_enabled")) else []
+    probed_devices = devices if probed else []
+    mounts = unique(d["mount"] for d in probed)
     return {
         "host": host,
         "sysctl": sysctl,
         "sysctl_file": str(setting(settings, "os_tuning_sysctl_file")),
-        "sysctl_probe_argv": ["sh", "-c", SYSCTL_PROBE, "probe", *sysctl],
+        "probe_argv": ["sh", "-c", HOST_PROBE, "probe", str(len(probed_keys)), *probed_keys,
+                       str(blank_check_bytes), str(len(probed_devices)), *probed_devices,
+                       str(len(mounts)), *mounts, *(owners if probed else [])],
         "namespaced_prefixes": [str(p) for p in
                                 setting(settings, "os_tuning_sysctl_namespaced_prefixes")],
         "limits": {
@@ -170,10 +225,10 @@ def os_tuning_context(host: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         "disks": disks,
         "disk_input_error": f"{host}: {' | '.join(errors)}" if errors else "",
         "disk_devices": devices,
-        "disk_stat_argv": ["stat", "--dereference", "--format", STAT_FORMAT, *devices],
-        "disk_owners": unique(d["owner"] for d in disks),
+        "disk_owners": owners,
+        "findmnt_argv": FINDMNT_ARGV,
         "directories": [d for d in disks if d["directory"]],
-        "blank_check_bytes": setting(settings, "os_tuning_blank_check_bytes"),
+        "blank_check_bytes": blank_check_bytes,
         "data_dir_mode": str(setting(settings, "os_tuning_data_dir_mode")),
     }
 
@@ -225,8 +280,9 @@ def sysctl_messages(context: Mapping[str, Any], container: str, live: list[dict[
 def sysctl_plan(context: Mapping[str, Any], probe_stdout: str) -> dict[str, Any]:
     """Which kernel settings are set live here, which are left to the host, and the messages.
 
-    ``probe_stdout`` is what :data:`SYSCTL_PROBE` printed. ``apply`` lists the live ones whose
-    value differs, compared word by word as ansible.posix.sysctl does, so a rerun changes nothing.
+    ``probe_stdout`` is the ``sysctl`` answer of :func:`host_report`. ``apply`` lists the live
+    ones whose value differs, compared word by word as ansible.posix.sysctl does, so a rerun
+    changes nothing.
     """
     probe = dict(line.split("|", 1) for line in probe_stdout.splitlines() if "|" in line)
     container = probe.get("@container", "none")
@@ -252,8 +308,65 @@ def sysctl_plan(context: Mapping[str, Any], probe_stdout: str) -> dict[str, Any]
 
 # --- data disks ----------------------------------------------------------------------------------
 
+#: The exit codes of the probe's commands that are answers, not failures (:data:`HOST_PROBE`).
+ANSWER_CODES = {"blkid": (0, 2, 8), "zero": (0, 1), "findmnt": (0,)}
+
+
+def probe_answers(probe_stdout: str) -> list[tuple[str, list[str]]]:
+    """:data:`HOST_PROBE`'s output as pairs: an answer's "@@" line without the "@@", and the
+    non-empty lines after it."""
+    answers: list[tuple[str, list[str]]] = []
+    for line in probe_stdout.splitlines():
+        if line.startswith("@@"):
+            answers.append((line[2:], []))
+        elif answers and line:
+            answers[-1][1].append(line)
+    return answers
+
+
+def host_report(context: Mapping[str, Any], probe_stdout: str) -> dict[str, Any]:
+    """What :data:`HOST_PROBE` printed, in the shapes the plans read.
+
+    ``blkid`` and ``zero`` are lists of ``{item, rc, stdout}``, as a registered loop would be;
+    ``paths`` maps each existing mount point to its owner, group, mode and kind; ``problem`` is
+    the stop message when one of the probe's commands failed rather than answered, else "".
+    """
+    text: dict[str, list[str]] = {}
+    probes: dict[str, list[dict[str, Any]]] = {"blkid": [], "zero": []}
+    unmounted: list[str] = []
+    failed: list[str] = []
+    for head, lines in probe_answers(probe_stdout):
+        name, _space, rest = head.partition(" ")
+        if name in ANSWER_CODES:
+            code, _space, device = rest.partition(" ")
+            if int(code) not in ANSWER_CODES[name]:
+                failed.append(f"{name} {device}".rstrip() + f" exited with {code}")
+            if name != "findmnt":
+                probes[name].append({"item": device, "rc": int(code), "stdout": "\n".join(lines)})
+                continue
+        if name == "unmounted":
+            unmounted.append(rest)
+            name = "occupied"
+        text.setdefault(name, []).extend(lines)
+    paths = {}
+    for line in text.get("path", []):
+        owner, group, mode, kind, path = line.split("|", 4)
+        paths[path] = {"owner": owner, "group": group, "mode": mode, "kind": kind}
+    return {
+        **{name: "\n".join(text.get(name, [])) for name in
+           ("sysctl", "stat", "findmnt", "occupied", "fstab")},
+        "blkid": probes["blkid"],
+        "zero": [{"item": {"item": z["item"]}, "rc": z["rc"]} for z in probes["zero"]],
+        "unmounted": unmounted,
+        "paths": paths,
+        "users": text.get("users", []),
+        "problem": (f"{context['host']}: reading the host failed: {'; '.join(failed)}. Fix: run "
+                    "the command by hand on the host to see why") if failed else "",
+    }
+
+
 def stat_nodes(stat_stdout: str) -> dict[str, dict[str, str]]:
-    """Device name -> kind and device number, from stat with :data:`STAT_FORMAT`."""
+    """Device name -> kind and device number, from the ``stat`` answer of :func:`host_report`."""
     nodes = {}
     for line in stat_stdout.splitlines():
         if line.count("|") >= 2:
@@ -352,14 +465,6 @@ def planned_device(context: Mapping[str, Any], disk: Disk, majmin: str,
     }
 
 
-def unmounted_mount_points(context: Mapping[str, Any], findmnt_stdout: str) -> list[str]:
-    """The declared disks' mount points where nothing is mounted yet: a first mount there would
-    hide whatever the directory holds."""
-    targets = {m["target"] for m in findmnt_mounts(findmnt_stdout)}
-    return [disk["mount"] for disk in context["disks"]
-            if not disk["directory"] and disk["mount"] not in targets]
-
-
 def refusals(host: str, disk: Disk) -> list[str]:
     """Why the run must not touch this device or mount point (DF-01), as sentences."""
     if disk["action"] == "directory":
@@ -398,39 +503,62 @@ def first_entries(find_stdout: str) -> dict[str, str]:
     return found
 
 
-def disk_plan(context: Mapping[str, Any], stat_stdout: str,
-              blkid_results: Sequence[Mapping[str, Any]],
-              zero_results: Sequence[Mapping[str, Any]], findmnt_stdout: str,
-              find_stdout: str = "") -> dict[str, Any]:
-    """What to do with each declared disk, from what the host reported, and the refusals.
-
-    + stat_stdout: stat with :data:`STAT_FORMAT` over ``context["disk_devices"]``
-    + blkid_results: the registered loop of ``blkid -p -o export <device>`` over those devices
-    + zero_results: the registered loop of ``cmp --bytes N <device> /dev/zero`` over the blkid
-      results, run only where blkid found nothing (rc 2)
-    + findmnt_stdout: ``findmnt --raw --noheadings --output TARGET,MAJ:MIN,FSTYPE,OPTIONS``
-    + find_stdout: the entries of :func:`unmounted_mount_points` (:func:`first_entries`)
+def disk_plan(context: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+    """What to do with each declared disk, from what the host reported (:func:`host_report`),
+    and the refusals.
 
     ``refusal`` is the stop message ("" when there is none): the role checks it before it
-    changes anything, in check mode too.
+    changes anything, in check mode too. The plan keeps the report's /etc/fstab and mount point
+    owners, from which :func:`disk_mounts` leaves out what is already right.
     """
-    nodes = stat_nodes(stat_stdout)
-    mounts = findmnt_mounts(findmnt_stdout)
-    occupied = first_entries(find_stdout)
+    nodes = stat_nodes(report["stat"])
+    mounts = findmnt_mounts(report["findmnt"])
+    occupied = first_entries(report["occupied"])
     disks = []
     for disk in context["disks"]:
         if disk["directory"]:
             disks.append({**disk, "action": "directory", "mounted": False, "what": ""})
         else:
             majmin = nodes.get(disk["device"], {}).get("majmin", "")
-            planned = planned_device(context, disk, majmin, blkid_results, zero_results, mounts)
+            planned = planned_device(context, disk, majmin, report["blkid"], report["zero"],
+                                     mounts)
             disks.append({**planned, "occupied": occupied.get(disk["mount"], "")})
     return {
         "disks": disks,
         "devices": [d for d in disks if d["action"] != "directory"],
         "formats": [d for d in disks if d["action"] in FORMAT_ACTIONS],
         "refusal": " | ".join(r for d in disks for r in refusals(context["host"], d)),
+        "fstab": report["fstab"],
+        "paths": report["paths"],
+        "mode": context["data_dir_mode"],
     }
+
+
+def fstab_line(disk: Mapping[str, Any]) -> str:
+    """A data disk's /etc/fstab line, as ansible.posix.mount writes it: by UUID, which survives
+    device renames. DF-02"""
+    return f"UUID={disk['uuid']} {disk['mount']} xfs {disk['opts']} 0 0"
+
+
+def in_fstab(fstab: str, disk: Mapping[str, Any]) -> bool:
+    """Whether every /etc/fstab line of the disk's mount point, and at least one, is its line
+    (compared field by field, as ansible.posix.mount does)."""
+    fields = [line.split() for line in fstab.splitlines()
+              if line.strip() and not line.lstrip().startswith("#")]
+    there = [f for f in fields if len(f) > 1 and f[1] == disk["mount"]]
+    return bool(there) and all(f == fstab_line(disk).split() for f in there)
+
+
+def owned(disk: Mapping[str, Any], paths: Mapping[str, Mapping[str, str]], mode: str) -> bool:
+    """Whether the disk's mount point is a directory of its owner's, with the data mode. DF-03"""
+    have = paths.get(disk["mount"])
+    if have is None or have["kind"] != "directory":
+        return False
+    try:
+        same_mode = int(have["mode"], 8) == int(mode, 8)
+    except ValueError:  # a symbolic mode: let the file module decide
+        return False
+    return same_mode and have["owner"] == have["group"] == disk["owner"]
 
 
 def needs_remount(disk: Disk) -> bool:
@@ -442,7 +570,8 @@ def needs_remount(disk: Disk) -> bool:
 
 def disk_mounts(plan: Mapping[str, Any],
                 uuid_results: Sequence[Mapping[str, Any]]) -> dict[str, list[Disk]]:
-    """Each disk to mount with its UUID and mount options, split by what the role does with it.
+    """Each disk to mount with its UUID and mount options, split by what the role does with it:
+    ``fstab`` and ``owners`` leave out what the host already has right.
 
     ``uuid_results`` is the registered loop of ``blkid -s UUID`` over ``plan["formats"]``; in
     check mode nothing was formatted, so those disks have no UUID: ``unformatted`` lists them.
@@ -457,12 +586,16 @@ def disk_mounts(plan: Mapping[str, Any],
         uuid = disk["uuid"] if disk["action"] == "use" else str(formatted.get("stdout", "")).strip()
         mounts.append({**disk, "uuid": uuid, "opts": ",".join(disk["options"])})
     with_uuid = [m for m in mounts if m["uuid"] != ""]
+    # Mounted in this run (its mount point was probed before: its owner is the new filesystem's).
+    pending = {d["mount"] for d in mounts if not d["mounted"]}
     return {
         "all": mounts,
         "unformatted": [m for m in mounts if m["uuid"] == ""],
-        "fstab": with_uuid,
+        "fstab": [m for m in with_uuid if not in_fstab(plan["fstab"], m)],
         "unmounted": [m for m in with_uuid if not m["mounted"]],
         "remount": [m for m in mounts if m["mounted"] and needs_remount(m)],
+        "owners": [d for d in plan["disks"]
+                   if d["mount"] in pending or not owned(d, plan["paths"], plan["mode"])],
     }
 
 

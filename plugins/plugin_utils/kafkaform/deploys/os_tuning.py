@@ -18,17 +18,17 @@ from pyinfra import logger
 from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.context import host
-from pyinfra.facts.server import Users
 from pyinfra.operations import files, python, server
 
 from ..contexts.os_tuning import (
     device_problems,
     disk_mounts,
     disk_plan,
+    fstab_line,
+    host_report,
     mount_problem,
     os_tuning_context,
     sysctl_plan,
-    unmounted_mount_points,
 )
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER, ZOOKEEPER
@@ -55,8 +55,7 @@ def sysctl() -> None:
     context = context_if_enabled("os_tuning_sysctl_enabled")
     if context is None:
         return
-    probe = host.get_fact(CommandOutput, argv=tuple(context["sysctl_probe_argv"]))
-    plan = sysctl_plan(context, probe or "")
+    plan = sysctl_plan(context, _report(context)["sysctl"])
     if plan["refusal"]:
         # In the prepare stage: the run stops before it changes anything on any host.
         raise DeployError(plan["refusal"])
@@ -85,55 +84,38 @@ def kernel_and_limits() -> None:
     limits()
 
 
-#: What the role's disk probes read: findmnt's view of the mounts.
-FINDMNT = ("findmnt", "--raw", "--noheadings", "--output", "TARGET,MAJ:MIN,FSTYPE,OPTIONS")
 FSTAB = "/etc/fstab"
 
 
-def _answer(argv: list[str]) -> tuple[int, str]:
-    """A probe's exit code and output, read at planning (the role's ``register`` of a command
-    whose non-zero codes are answers, not failures)."""
-    out = host.get_fact(CommandOutput, argv=("sh", "-c", f'{shlex.join(argv)}; echo "rc=$?"'))
-    body, _sep, code = out.rpartition("rc=")
-    return int(code.strip() or 1), body.rstrip("\n")
+def _report(context: dict[str, Any]) -> dict[str, Any]:
+    """``roles/os_tuning/tasks/main.yml``'s one read of the host, read once at planning (the
+    fact is cached per host), sorted as the role sorts it."""
+    report = host_report(context, host.get_fact(CommandOutput,
+                                                 argv=tuple(context["probe_argv"])) or "")
+    if report["problem"]:
+        raise DeployError(report["problem"])
+    return report
 
 
 def _plan(context: dict[str, Any]) -> dict[str, Any]:
-    """``roles/os_tuning/tasks/disks_check.yml``: every probe reads only; the run stops here, in
+    """``roles/os_tuning/tasks/disks_check.yml``: from the read alone; the run stops here, in
     the prepare stage before any host is changed, on anything the role refuses. DF-01 DF-03"""
     if context["disk_input_error"]:
         raise DeployError(context["disk_input_error"])
-    stat = _answer(context["disk_stat_argv"])[1] if context["disk_devices"] else ""
-    bad_nodes = device_problems(context, stat)
+    report = _report(context)
+    bad_nodes = device_problems(context, report["stat"])
     if bad_nodes:
         raise DeployError(bad_nodes)
-    blkid = []
-    for device in context["disk_devices"]:
-        rc, out = _answer(["blkid", "-p", "-o", "export", device])
-        blkid.append({"item": device, "rc": rc, "stdout": out})
-    zero = [{"item": {"item": probe["item"]},
-             "rc": _answer(["cmp", "--silent", "--bytes", str(context["blank_check_bytes"]),
-                            probe["item"], "/dev/zero"])[0]}
-            for probe in blkid if probe["rc"] == 2]
-    findmnt = _answer(list(FINDMNT))[1]
-    unmounted = unmounted_mount_points(context, findmnt)
-    occupied = (_answer(["find", *unmounted, "-mindepth", "1", "-maxdepth", "1", "-printf",
-                         "%H %p\n"])[1] if unmounted else "")
-    plan = disk_plan(context, stat, blkid, zero, findmnt, occupied)
+    plan = disk_plan(context, report)
     if plan["refusal"]:
         raise DeployError(plan["refusal"])
     return plan
 
 
-def _fstab_line(disk: dict[str, Any]) -> str:
-    """``ansible.posix.mount``'s line: by UUID, which survives device renames. DF-02"""
-    return f"UUID={disk['uuid']} {disk['mount']} xfs {disk['opts']} 0 0"
-
-
 def _fstab_command(disk: dict[str, Any]) -> str:
     """Replace the line of the disk's mount point in /etc/fstab, or add it."""
     mount = disk["mount"]
-    return (f"awk -v m={shlex.quote(mount)} -v l={shlex.quote(_fstab_line(disk))} "
+    return (f"awk -v m={shlex.quote(mount)} -v l={shlex.quote(fstab_line(disk))} "
             "'$2 == m && !done {print l; done=1; next} {print} END {if (!done) print l}' "
             f"{FSTAB} > {FSTAB}.kafkaform && cat {FSTAB}.kafkaform > {FSTAB} "
             f"&& rm {FSTAB}.kafkaform")
@@ -166,7 +148,7 @@ def _format_and_mount(formats: list[dict[str, Any]], mode: str) -> None:
 
 def _verify_mounts(context: dict[str, Any], devices: list[dict[str, Any]]) -> None:
     """``roles/os_tuning/tasks/verify.yml``, once the run changed something. DF-01 DF-02"""
-    findmnt = run_on(host.name, list(FINDMNT)).stdout
+    findmnt = run_on(host.name, context["findmnt_argv"]).stdout
     problems = [p for p in (mount_problem(context, d, findmnt) for d in devices) if p]
     if problems:
         raise DeployError(" | ".join(problems))
@@ -181,7 +163,7 @@ def disks() -> None:
         return
     plan = _plan(context)
     mode = context["data_dir_mode"]
-    users = host.get_fact(Users)
+    users = _report(context)["users"]
     # The kafka_broker and zookeeper roles own these users; a disk is prepared before them, so a
     # missing owner is created here, minimal, and never changed afterwards.
     for owner in context["disk_owners"]:
@@ -195,15 +177,9 @@ def disks() -> None:
     if plan["formats"]:
         ops.append(python.call(name="Create XFS on each blank data disk, record and mount it",
                                function=_format_and_mount, formats=plan["formats"], mode=mode))
-    fstab = [line.split() for line in
-             host.get_fact(CommandOutput, argv=("cat", FSTAB)).splitlines()
-             if line.strip() and not line.lstrip().startswith("#")]
-    for disk in mounts["fstab"]:
-        # Compared field by field, as ansible.posix.mount does.
-        if next((f for f in fstab if len(f) > 1 and f[1] == disk["mount"]), None) \
-                != _fstab_line(disk).split():
-            ops.append(server.shell(name=f"Record {disk['mount']} in /etc/fstab by UUID",
-                                    commands=[_fstab_command(disk)]))
+    for disk in mounts["fstab"]:  # only the lines /etc/fstab lacks or has otherwise
+        ops.append(server.shell(name=f"Record {disk['mount']} in /etc/fstab by UUID",
+                                commands=[_fstab_command(disk)]))
     for disk in mounts["unmounted"]:
         ops.append(server.shell(name=f"Mount {disk['device']} at {disk['mount']}",
                                 commands=[_mount_command(disk, mode)]))
@@ -211,7 +187,7 @@ def disks() -> None:
         ops.append(server.shell(name=f"Remount {disk['mount']} with {disk['opts']}", commands=[
             f"mount -o remount,{shlex.quote(disk['opts'])} {shlex.quote(disk['mount'])}"]))
     pending = {d["mount"] for d in [*plan["formats"], *mounts["unmounted"]]}
-    for disk in context["disks"]:
+    for disk in mounts["owners"]:
         if disk["mount"] not in pending:  # those get their owner right after their mount
             ops.append(files.directory(name=f"Give {disk['mount']} to {disk['owner']}",
                                        path=disk["mount"], user=disk["owner"],
