@@ -125,6 +125,37 @@ def test_an_inventory_plugin_configuration_is_read_beside_plain_files(tmp_path: 
     assert "kf-kafka3, kf-kafka4 [RA-01]" in result.stderr, result.stderr
 
 
+def test_each_hosts_variables_are_those_of_ansibles_variable_manager(tmp_path: Path) -> None:
+    """The check computes a host's group part once per set of groups; it must give what
+    VariableManager.get_vars gives every host, whatever level sets a value: all, a parent and a
+    child group, a host, in an INI and a YAML source, group_vars/ and host_vars/ files."""
+    from ansible.vars.manager import VariableManager
+
+    from kafkaform import inventory
+
+    directory = bad_inventory(tmp_path)
+    (directory / "racks.ini").write_text(
+        "[rack_a]\nkf-kafka1\nkf-kafka2 kafkaform_level=ini_host\n\n[rack_a:vars]\n"
+        "kafkaform_level=ini_group\nkafka_broker_heap_mb=1024\n\n[racks:children]\nrack_a\n"
+        "\n[racks:vars]\nkafkaform_level=ini_parent\nkafkaform_parent_only=1\n")
+    for name, values in {"group_vars/racks.yml": {"kafkaform_level": "group_vars_parent"},
+                         "group_vars/rack_a.yml": {"kafkaform_level": "group_vars_child",
+                                                   "kafkaform_nested": {"a": 1}},
+                         "group_vars/kafka_broker.yml": {"kafkaform_nested": {"b": 2}},
+                         "host_vars/kf-kafka1.yml": {"kafkaform_level": "host_vars"}}.items():
+        (directory / name).parent.mkdir(exist_ok=True)
+        (directory / name).write_text(yaml.safe_dump(values))
+    loader, manager, variables = inventory._parse(directory)
+    manager_vars = VariableManager(loader=loader, inventory=manager)
+    hosts = manager.get_hosts()
+    assert len(hosts) == 9
+    for host in hosts:
+        assert variables(host) == manager_vars.get_vars(host=host, include_hostvars=False), host
+    levels = {h.name: variables(h).get("kafkaform_level") for h in hosts}
+    assert (levels["kf-kafka1"], levels["kf-kafka2"], levels["kf-kafka3"]) == (
+        "host_vars", "ini_host", None)
+
+
 def ansible_playbook(playbook: str, inventory: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=f"{BIN}:{os.environ['PATH']}")

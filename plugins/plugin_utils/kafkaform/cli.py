@@ -8,6 +8,7 @@ unexpected error (a bug in kafkaform: KAFKAFORM_DEBUG=1 shows its traceback).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -25,20 +26,26 @@ class InputError(Exception):
     """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import check_cli, lab, mirror, verify_cli
-    from .cloud import cli as cloud_cli
+#: Each subcommand and the module (in this package) that registers it with ``add_commands``.
+COMMANDS = {"check": "check_cli", "verify": "verify_cli", "mirror": "mirror", "lab": "lab",
+            "cloud": "cloud.cli"}
 
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``command`` alone, importing only its module (the others cost a check a
+    fifth of a second: boto3, http.server, the mirror's catalog), or of every command for help
+    and for a name that is none of them."""
     parser = argparse.ArgumentParser(prog="kafkaform", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (check_cli, verify_cli, mirror, lab, cloud_cli):
-        module.add_commands(commands)
+    for name in [command] if command in COMMANDS else COMMANDS:
+        importlib.import_module(f".{COMMANDS[name]}", __package__).add_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -7,7 +7,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,10 @@ CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
 class TemplatedVars(Mapping[str, Any]):
     """One host's variables, templated on access (an inventory may compute ids with Jinja)."""
 
-    def __init__(self, raw: Mapping[str, Any], templar: Any, host: str = "") -> None:
+    def __init__(self, raw: Mapping[str, Any], loader: Any, host: str = "") -> None:
         self._raw = raw
-        self._templar = templar
+        self._loader = loader
+        self._templar: Any = None  # made at the first value that needs it: most need none
         self._host = host
 
     def __getitem__(self, key: str) -> Any:
@@ -39,7 +40,10 @@ class TemplatedVars(Mapping[str, Any]):
                 isinstance(value, str) and "{" not in value):
             return value  # nothing to template: the templar's answer would be the value itself
         from ansible.errors import AnsibleError
+        from ansible.template import Templar
 
+        if self._templar is None:
+            self._templar = Templar(loader=self._loader, variables=self._raw)
         try:
             return self._templar.template(value)
         except AnsibleError as error:
@@ -48,6 +52,9 @@ class TemplatedVars(Mapping[str, Any]):
             raise InputError(
                 f"{self._host}: {key} cannot be templated: {reason}. Fix: define what it refers "
                 "to in the inventory, or give the value itself") from error
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw  # Mapping's own would template the value to find out
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
@@ -81,8 +88,8 @@ def _precheck(path: Path) -> None:
                 f"with `kafkaform cloud inventory --spec {path} --output DIR` and pass -i DIR")
 
 
-def _parse(source: str | Path) -> tuple[Any, Any, Any]:
-    """Ansible's loader, inventory manager and variable manager over ``source``.
+def _parse(source: str | Path) -> tuple[Any, Any, HostVariables]:
+    """Ansible's loader and inventory manager over ``source``, and its hosts' variables.
 
     Raises :class:`InputError` when ``source`` is missing, a cloud spec, or something no
     inventory plugin can parse (Ansible itself would warn and go on with an empty inventory).
@@ -123,7 +130,18 @@ def _parse(source: str | Path) -> tuple[Any, Any, Any]:
             self.parsed = self.parsed or parsed
             return parsed
 
-    loader = DataLoader()
+    class Loader(DataLoader):  # type: ignore[misc]  # untyped base
+        """Returns a file read with cache='none' as parsed: it is kept nowhere, so the deep copy
+        that guards the cache guards nothing (the yaml plugin reads the inventory so, and copying
+        a 1,000-host file took half of a check's parse)."""
+
+        def load_from_file(self, file_name: str, cache: str = "all", unsafe: bool = False,
+                           json_only: bool = False, trusted_as_template: bool = False) -> Any:
+            return super().load_from_file(file_name, cache=cache, unsafe=unsafe or cache == "none",
+                                          json_only=json_only,
+                                          trusted_as_template=trusted_as_template)
+
+    loader = Loader()
     # The plugins' warnings about a source none of them can parse would bury the one line that
     # says what to do; they are shown when the source parses, as Ansible would show them.
     warnings = io.StringIO()
@@ -135,17 +153,74 @@ def _parse(source: str | Path) -> tuple[Any, Any, Any]:
             f"an inventory file (YAML or INI) or directory with -i; `ansible-inventory -i "
             f"{source} --list` shows why each plugin refused it")
     sys.stderr.write(warnings.getvalue())
-    return loader, manager, VariableManager(loader=loader, inventory=manager)
+    return loader, manager, HostVariables(loader, manager,
+                                          VariableManager(loader=loader, inventory=manager))
 
 
-def _host_vars(loader: Any, variables: Any, host: Any) -> TemplatedVars:
-    from ansible.template import Templar
+class HostVariables:
+    """Each host's variables as ``VariableManager.get_vars(host=host, include_hostvars=False)``
+    gives them outside a play, in its order of precedence, with the part a host's groups give
+    computed once per set of groups. The manager computes that part again for every host, and
+    cleans its (here empty) facts each time: most of a check's time on 1,000 hosts.
+    tests/unit/test_check_cli.py compares both on every host of an inventory of many sources.
+    """
 
-    raw = variables.get_vars(host=host, include_hostvars=False)
-    return TemplatedVars(raw, Templar(loader=loader, variables=raw), str(host.name))
+    def __init__(self, loader: Any, manager: Any, variables: Any) -> None:
+        self._loader = loader
+        self._manager = manager
+        # Outside a play and with no host, the manager gives what it adds last for every host
+        # alike: the extra variables and the magic ones.
+        self._common: dict[str, Any] = variables.get_vars(include_hostvars=False)
+        self._by_groups: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def _plugins(self, entities: list[Any]) -> dict[str, Any]:
+        """The vars plugins' variables (group_vars/, host_vars/ beside the inventory)."""
+        from ansible.vars.plugins import get_vars_from_inventory_sources
+
+        found: dict[str, Any] = get_vars_from_inventory_sources(
+            self._loader, self._manager._sources, entities, "task")
+        return found
+
+    def _groups_part(self, groups: list[Any]) -> dict[str, Any]:
+        from ansible import constants as C
+        from ansible.inventory.helpers import get_group_vars
+        from ansible.utils.vars import combine_vars
+
+        key = tuple(group.name for group in groups)
+        if key not in self._by_groups:
+            every = self._manager.groups["all"]
+            # VariableManager's entries; the two *_play ones read files beside a playbook,
+            # which there is none of outside a play.
+            entries: dict[str, Callable[[], Any]] = {
+                "all_inventory": lambda: every.get_vars(),
+                "groups_inventory": lambda: get_group_vars(groups),
+                "all_plugins_inventory": lambda: self._plugins([every]),
+                "groups_plugins_inventory": lambda: self._plugins(groups),
+            }
+            data: dict[str, Any] = {}
+            for entry in C.VARIABLE_PRECEDENCE:
+                if entry in entries:
+                    data = combine_vars(data, entries[entry]())
+            self._by_groups[key] = data
+        return self._by_groups[key]
+
+    def __call__(self, host: Any) -> dict[str, Any]:
+        from ansible.inventory.helpers import sort_groups
+        from ansible.utils.vars import combine_vars
+
+        groups = sort_groups([g for g in host.get_groups() if g.name != "all"])
+        data = combine_vars(self._groups_part(groups), host.get_vars())
+        data = combine_vars(data, self._plugins([host]))
+        data["ansible_facts"] = {}  # the manager's namespaced facts: none before a play
+        result: dict[str, Any] = combine_vars(data, self._common)
+        return result
 
 
-def _view(loader: Any, manager: Any, variables: Any,
+def _host_vars(loader: Any, variables: HostVariables, host: Any) -> TemplatedVars:
+    return TemplatedVars(variables(host), loader, str(host.name))
+
+
+def _view(loader: Any, manager: Any, variables: HostVariables,
           also: frozenset[str] = frozenset()) -> InventoryView:
     """The model's groups and the monitoring group, with the variables of their hosts and of the
     ``also`` hosts."""
