@@ -14,4 +14,5 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "spark_pipeline_context": context.spark_pipeline_context,
+            "spark_pipeline_client_files": context.client_files,
         }

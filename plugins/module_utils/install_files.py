@@ -149,7 +149,11 @@ def _directory(item: Mapping[str, Any], check_mode: bool, planned: set[str]) -> 
         if check_mode:
             planned.add(directory)
         elif not os.path.isdir(directory):
-            os.mkdir(directory)
+            try:
+                os.mkdir(directory)
+            except FileExistsError:  # made meanwhile by another host of a shared filesystem
+                if not os.path.isdir(directory):
+                    raise
             _attributes(directory, mode, uid, gid, check_mode)
     return ["created"]
 

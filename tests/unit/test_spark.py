@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from kafkaform.contexts.spark_node import settings_problems, spark_node_context, worker_resources
-from kafkaform.contexts.spark_pipeline import spark_pipeline_context
+from kafkaform.contexts.spark_pipeline import client_files, spark_pipeline_context
 from kafkaform.model import InventoryView, build
 from kafkaform.pipeline import checkpoint
 from kafkaform.pipeline.config import PipelineConfig
@@ -75,6 +75,18 @@ def test_master_and_worker_get_their_own_daemons_and_one_master_url() -> None:
     assert "/etc/spark/spark-defaults.conf" in master["daemons"][1]["restart_files"]
 
 
+def test_the_spark_users_directories_are_the_masters_and_the_workers_own() -> None:
+    model = cluster(spark_node_history_server_enabled=True)
+    settings = {"spark_node_history_server_enabled": True}
+    master = spark_node_context(model, "sm", settings, {"cores": 4, "memory_mb": 8192})
+    worker = spark_node_context(model, "sw1", settings, {"cores": 4, "memory_mb": 8192})
+    assert master["event_log_dir"] in master["spark_dirs"]
+    assert master["shared_dir"] == master["spark_dirs"][-1] == worker["spark_dirs"][-1]
+    assert master["event_log_dir"] not in worker["spark_dirs"]
+    assert worker["spark_dirs"] == [worker["home_dir"], worker["work_dir"], worker["local_dir"],
+                                    worker["log_dir"], worker["shared_dir"]]
+
+
 def test_a_host_outside_the_spark_groups_is_refused() -> None:
     with pytest.raises(ValueError, match="neither the spark_master nor the spark_worker"):
         spark_node_context(cluster(), "k1", {}, {"cores": 1, "memory_mb": 4096})
@@ -103,6 +115,21 @@ def test_the_job_restarts_for_the_spark_node_files_spark_submit_reads() -> None:
     assert "/etc/spark/spark-defaults.conf" in node_reads
     assert set(node_reads) <= set(job)
     assert job[-1] == "/etc/systemd/system/kafkaform-pipeline.service"
+
+
+def test_each_identitys_client_file_carries_its_users_password() -> None:
+    job = spark_pipeline_context(cluster(), "sm", {})
+    users = [{"name": client["user"], "password": f"secret-{identity}"}
+             for identity, client in job["clients"].items()]
+    written = client_files(job, users, "kafka-client.properties.j2")
+    assert [f["dest"] for f in written] == [c["config"] for c in job["clients"].values()]
+    assert [f["vars"]["spark_pipeline_client"] for f in written] == [
+        {"identity": i, "password": f"secret-{i}"} for i in job["clients"]]
+    assert {(f["owner"], f["group"], f["mode"]) for f in written} == {
+        ("root", job["group"], "0640")}
+    first = next(iter(job["clients"]))
+    with pytest.raises(ValueError, match=f"pipeline's {first} the Kafka user .* Fix: declare"):
+        client_files(job, users[1:], "kafka-client.properties.j2")
 
 
 def test_pipeline_refuses_one_broker_a_worker_host_and_bad_settings() -> None:

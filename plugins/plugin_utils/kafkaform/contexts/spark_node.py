@@ -311,6 +311,13 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "event_log_dir": event_log_dir if history else "",
         "connector_dir": connectors,
         "shared_dir": shared_dir,
+        # The spark user's own: work, scratch, recovery state and event logs (the master's),
+        # logs, and the shared directory of the sinks and checkpoints.
+        "spark_dirs": [d for d in (home_dir, work_dir, local_dir, log_dir,
+                                   recovery_dir if host in masters and recovery_mode == "FILESYSTEM"
+                                   else "",
+                                   event_log_dir if host in masters and history else "",
+                                   shared_dir) if d],
         "python_env": python_env,
         "python": python,
         "bind_address": bind_address,

@@ -181,3 +181,33 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "read_write_paths": read_write,
         "sandbox": sandbox(),
     }
+
+
+def client_logins(context: Mapping[str, Any], kafka_users: Any) -> dict[str, dict[str, str]]:
+    """Each identity's login for its Kafka client file (kafka-client.properties.j2's
+    ``spark_pipeline_client``): its identity and the password kafka_users declares for its user.
+
+    Raises ValueError naming the identity when kafka_users does not declare its user.
+    """
+    passwords = {str(u.get("name")): str(u.get("password"))
+                 for u in kafka_users or [] if isinstance(u, Mapping) and "password" in u}
+    logins = {}
+    for identity, client in context["clients"].items():
+        if client["user"] not in passwords:
+            raise ValueError(
+                f"spark_pipeline_kafka_users gives the pipeline's {identity} the Kafka user "
+                f"{client['user']}, which kafka_users does not declare with a password. Fix: "
+                "declare it in kafka_users, or map the identity to a declared user")
+        logins[identity] = {"identity": identity, "password": passwords[client["user"]]}
+    return logins
+
+
+def client_files(context: Mapping[str, Any], kafka_users: Any,
+                 template: str) -> list[dict[str, Any]]:
+    """The install_files entries of every identity's Kafka client file, rendered from
+    ``template`` with its login (secret: the task that writes them is no_log)."""
+    return [{"template": template, "dest": client["config"], "owner": "root",
+             "group": context["group"], "mode": "0640",
+             "vars": {"spark_pipeline_client": login}}
+            for client, login in zip(context["clients"].values(),
+                                     client_logins(context, kafka_users).values(), strict=True)]

@@ -166,12 +166,9 @@ def _configure(node: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], list
     group = node["group"]
     files.directory(name="Create the configuration directory", path=node["conf_dir"],
                     user="root", group=group, mode="750")
-    for path in [node["home_dir"], node["work_dir"], node["local_dir"], node["log_dir"],
-                 node["recovery_dir"] if node["is_master"] else "",
-                 node["event_log_dir"] if node["is_master"] else "", node["shared_dir"]]:
-        if path:
-            files.directory(name=f"Create {path}", path=path, user=node["user"], group=group,
-                            mode="750")
+    for path in node["spark_dirs"]:
+        files.directory(name=f"Create {path}", path=path, user=node["user"], group=group,
+                        mode="750")
     files.directory(name="Create the TLS directory", path=node["tls"]["dir"], user="root",
                     group=group, mode="750")
     tls_changes = tls.certificate(list(node["tls_names"]), "spark", group,

@@ -18,7 +18,7 @@ from pyinfra.facts.systemd import SystemdStatus
 from pyinfra.operations import files, python, systemd
 
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.spark_pipeline import spark_pipeline_context
+from ..contexts.spark_pipeline import client_logins, spark_pipeline_context
 from ..defaults import role_options
 from ..model import SPARK_MASTER
 from . import tls
@@ -59,9 +59,11 @@ def settings() -> dict[str, Any]:
     return role_settings(ROLE, *role_options("spark_node"))
 
 
-def _password(user: str) -> str:
-    declared = role_settings(ROLE, "kafka_users").get("kafka_users") or []
-    return next((str(u["password"]) for u in declared if u.get("name") == user), "")
+def _logins(job: dict[str, Any]) -> dict[str, dict[str, str]]:
+    try:
+        return client_logins(job, role_settings(ROLE, "kafka_users").get("kafka_users"))
+    except ValueError as error:
+        raise DeployError(f"{host.name}: {error}") from error
 
 
 def _install(job: dict[str, Any]) -> tuple[list[Any], bool]:
@@ -79,11 +81,11 @@ def _install(job: dict[str, Any]) -> tuple[list[Any], bool]:
     ops.append(put_rendered("spark_pipeline/pipeline.properties.j2", rendered,
                             job["config_file"], group=group, mode="640"))
     trust_changes = tls.certificate(list(job["tls_names"]), "spark", group, trust=job["trust"])
+    logins = _logins(job)
     for identity, client in job["clients"].items():
         ops.append(put_rendered(
             "spark_pipeline/kafka-client.properties.j2",
-            {**rendered, "spark_pipeline_client": {"identity": identity,
-                                                   "password": _password(client["user"])}},
+            {**rendered, "spark_pipeline_client": logins[identity]},
             client["config"], group=group, mode="640"))
     ops.append(put_rendered("spark_pipeline/kafkaform-pipeline.service.j2", rendered,
                             f"{SYSTEMD_UNIT_DIR}/{job['unit']}.service"))
