@@ -125,14 +125,26 @@ def test_an_inventory_plugin_configuration_is_read_beside_plain_files(tmp_path: 
     assert "kf-kafka3, kf-kafka4 [RA-01]" in result.stderr, result.stderr
 
 
+#: Run in its own interpreter: parsing initialises Ansible's collection loader, process-wide.
+COMPARE_WITH_VARIABLE_MANAGER = """
+import json, sys
+from ansible.vars.manager import VariableManager
+from kafkaform import inventory
+loader, manager, variables = inventory._parse(sys.argv[1])
+manager_vars = VariableManager(loader=loader, inventory=manager)
+hosts = manager.get_hosts()
+print(json.dumps({
+    "hosts": len(hosts),
+    "differ": [h.name for h in hosts
+               if variables(h) != manager_vars.get_vars(host=h, include_hostvars=False)],
+    "levels": {h.name: variables(h).get("kafkaform_level") for h in hosts}}))
+"""
+
+
 def test_each_hosts_variables_are_those_of_ansibles_variable_manager(tmp_path: Path) -> None:
     """The check computes a host's group part once per set of groups; it must give what
     VariableManager.get_vars gives every host, whatever level sets a value: all, a parent and a
     child group, a host, in an INI and a YAML source, group_vars/ and host_vars/ files."""
-    from ansible.vars.manager import VariableManager
-
-    from kafkaform import inventory
-
     directory = bad_inventory(tmp_path)
     (directory / "racks.ini").write_text(
         "[rack_a]\nkf-kafka1\nkf-kafka2 kafkaform_level=ini_host\n\n[rack_a:vars]\n"
@@ -145,13 +157,11 @@ def test_each_hosts_variables_are_those_of_ansibles_variable_manager(tmp_path: P
                          "host_vars/kf-kafka1.yml": {"kafkaform_level": "host_vars"}}.items():
         (directory / name).parent.mkdir(exist_ok=True)
         (directory / name).write_text(yaml.safe_dump(values))
-    loader, manager, variables = inventory._parse(directory)
-    manager_vars = VariableManager(loader=loader, inventory=manager)
-    hosts = manager.get_hosts()
-    assert len(hosts) == 9
-    for host in hosts:
-        assert variables(host) == manager_vars.get_vars(host=host, include_hostvars=False), host
-    levels = {h.name: variables(h).get("kafkaform_level") for h in hosts}
+    ran = subprocess.run([sys.executable, "-c", COMPARE_WITH_VARIABLE_MANAGER, str(directory)],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    found = json.loads(ran.stdout)
+    assert (found["hosts"], found["differ"]) == (9, [])
+    levels = found["levels"]
     assert (levels["kf-kafka1"], levels["kf-kafka2"], levels["kf-kafka3"]) == (
         "host_vars", "ini_host", None)
 
