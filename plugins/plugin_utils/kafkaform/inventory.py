@@ -192,7 +192,7 @@ class HostVariables:
             # VariableManager's entries; the two *_play ones read files beside a playbook,
             # which there is none of outside a play.
             entries: dict[str, Callable[[], Any]] = {
-                "all_inventory": lambda: every.get_vars(),
+                "all_inventory": every.get_vars,
                 "groups_inventory": lambda: get_group_vars(groups),
                 "all_plugins_inventory": lambda: self._plugins([every]),
                 "groups_plugins_inventory": lambda: self._plugins(groups),
