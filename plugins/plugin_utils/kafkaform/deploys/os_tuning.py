@@ -90,8 +90,8 @@ FSTAB = "/etc/fstab"
 def _report(context: dict[str, Any]) -> dict[str, Any]:
     """``roles/os_tuning/tasks/main.yml``'s one read of the host, read once at planning (the
     fact is cached per host), sorted as the role sorts it."""
-    report = host_report(context, host.get_fact(CommandOutput,
-                                                 argv=tuple(context["probe_argv"])) or "")
+    probed = host.get_fact(CommandOutput, argv=tuple(context["probe_argv"]))
+    report = host_report(context, probed or "")
     if report["problem"]:
         raise DeployError(report["problem"])
     return report
