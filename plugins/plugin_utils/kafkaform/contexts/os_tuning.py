@@ -11,12 +11,16 @@ modules with values computed here.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..defaults import as_bool, role_default, setting
 
 Disk = dict[str, Any]
+
+#: What is mounted where, as :data:`HOST_PROBE` reads it and the role's verification reads it again.
+FINDMNT_ARGV = ["findmnt", "--raw", "--noheadings", "--output", "TARGET,MAJ:MIN,FSTYPE,OPTIONS"]
 
 #: What the role reads from a host, in one call before it changes anything: its kernel settings,
 #: data disks, mounts, the disks' owners and /etc/fstab. Arguments: the number of kernel keys and
@@ -67,7 +71,7 @@ while [ "$n" -gt 0 ]; do
     printf '@@zero %s %s\\n' "$?" "$device"
   fi
 done
-mounts=$(findmnt --raw --noheadings --output TARGET,MAJ:MIN,FSTYPE,OPTIONS); rc=$?
+mounts=$(@FINDMNT@); rc=$?
 printf '@@findmnt %s\\n%s\\n' "$rc" "$mounts"
 n=$1; shift
 while [ "$n" -gt 0 ]; do
@@ -83,10 +87,7 @@ for user in "$@"; do getent passwd "$user" > /dev/null && printf '%s\\n' "$user"
 echo '@@fstab'
 cat /etc/fstab 2> /dev/null
 exit 0
-"""
-
-#: What is mounted where, as :data:`HOST_PROBE` reads it and the role's verification reads it again.
-FINDMNT_ARGV = ["findmnt", "--raw", "--noheadings", "--output", "TARGET,MAJ:MIN,FSTYPE,OPTIONS"]
+""".replace("@FINDMNT@", shlex.join(FINDMNT_ARGV))
 
 #: The disk plan's actions that format a device.
 FORMAT_ACTIONS = ("format", "format_force")
