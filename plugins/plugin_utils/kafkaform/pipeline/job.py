@@ -62,7 +62,15 @@ def reader_options(config: PipelineConfig) -> dict[str, str]:
 
 
 def classify(records: Any) -> Any:
-    """Kafka records with their parsed event and, for a record that is not one, the reason."""
+    """Kafka records with their parsed event and, for a record that is not one, the reason.
+
+    Each record is parsed once. A parse in a projection would be copied by Spark's optimizer into
+    every condition of the filters below (they are pushed under the projection, their columns
+    replaced by the expressions that make them), and ``from_json`` runs interpreted, with no
+    common subexpression shared: ten parses per record, most of each query's time
+    (BENCHMARKS.md). A generator's output is where that pushing stops, so the parse is the one
+    element of an exploded array: one row out per record, a null event included.
+    """
     from pyspark.sql import functions as F
 
     text = F.col("value").cast("string")
@@ -70,7 +78,8 @@ def classify(records: Any) -> Any:
                                            "columnNameOfCorruptRecord": CORRUPT_COLUMN})
     parsed = records.select(
         "topic", "partition", "offset", F.col("timestamp").alias("kafka_timestamp"),
-        F.col("key").cast("string").alias("key"), text.alias("raw"), event.alias("event"),
+        F.col("key").cast("string").alias("key"), text.alias("raw"),
+        F.explode(F.array(event)).alias("event"),
     )
     reason = F.when(F.col("raw").isNull(), F.lit("empty value"))
     reason = reason.when(F.col("event").isNull(), F.lit("not a JSON object"))
