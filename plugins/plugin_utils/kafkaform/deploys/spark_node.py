@@ -45,26 +45,22 @@ ROLE = "spark_node"
 GROUPS = (SPARK_MASTER, SPARK_WORKER)
 WORKER = "spark-worker"
 MASTER = "spark-master"
-#: The host's architecture, logical CPUs and memory in MiB, as Ansible's facts
-#: (processor_vcpus, memtotal_mb) give them to the role.
+#: The host's architecture, logical CPUs and memory in MiB, as the role's host.yml reads them
+#: (and Ansible's facts processor_vcpus and memtotal_mb count them).
 HOST_PROBE = ("sh", "-c", "dpkg --print-architecture; grep -c ^processor /proc/cpuinfo; "
                           "awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo")
-#: Prints the site-packages directory of the drivers' Python environment and the lines of its
-#: spark-release.pth: the release's pyspark and its newest py4j (the role's find and copy tasks).
-PTH_PROBE = """\
-import glob, sys, sysconfig
-home = sys.argv[1]
-py4j = sorted(glob.glob(home + "/python/lib/py4j-*-src.zip"))
-print(sysconfig.get_paths()["purelib"])
-print(home + "/python/lib/pyspark.zip")
-print(py4j[-1] if py4j else "")
-"""
 
 
 @cache
 def _role_vars() -> dict[str, Any]:
     found: dict[str, Any] = yaml.safe_load((role_dir(ROLE) / "vars" / "main.yml").read_text())
     return found
+
+
+def _pth_probe() -> str:
+    """``spark_node_pth_probe_script``: the environment's site-packages directory and the lines of
+    its spark-release.pth, the release's pyspark and its newest py4j."""
+    return str(_role_vars()["spark_node_pth_probe_script"])
 
 
 def _host_facts(of: Host) -> tuple[str, int, int]:
@@ -113,7 +109,7 @@ def _python_environment(node: dict[str, Any], s: dict[str, Any], release_changes
         server.shell(name="Create the Python environment the PySpark drivers run in",
                      commands=[f"python3 -m venv --without-pip {shlex.quote(env)}"])
     probe = host.get_fact(CommandOutput, argv=("sh", "-c", f"{shlex.quote(env_python)} -c "
-                                                           f"{shlex.quote(PTH_PROBE)} {home} "
+                                                           f"{shlex.quote(_pth_probe())} {home} "
                                                            "2>/dev/null || true"))
     lines = probe.split("\n")
     if release_changes or len(lines) < 3:
@@ -125,7 +121,7 @@ def _python_environment(node: dict[str, Any], s: dict[str, Any], release_changes
 
 
 def _write_pth(env_python: str, home: str) -> None:
-    ran = run_on(host.name, [env_python, "-c", PTH_PROBE, home])
+    ran = run_on(host.name, [env_python, "-c", _pth_probe(), home])
     lines = ran.stdout.split("\n")
     if not ran.ok or len(lines) < 3:
         raise DeployError(f"{host.name}: cannot read {env_python}'s site-packages: {ran.said}")
