@@ -14,4 +14,5 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "spark_node_context": context.spark_node_context,
+            "spark_node_connector_jars": context.connector_jars,
         }

@@ -79,6 +79,12 @@ def connector_dir(install_dir: str) -> str:
     return f"{install_dir}/connector"
 
 
+def connector_jars(urls: list[str], install_dir: str) -> list[str]:
+    """Where each connector jar of ``urls`` goes: its file name in :func:`connector_dir`."""
+    return [f"{connector_dir(str(install_dir).rstrip('/'))}/{url.rsplit('/', 1)[-1]}"
+            for url in urls]
+
+
 def read_at_start(install_dir: str, conf_dir: str) -> list[str]:
     """OP-03: what every Spark JVM of a node reads at start besides its own unit, the daemons
     and the drivers spark-submit starts there alike; one restarts when any changed after it

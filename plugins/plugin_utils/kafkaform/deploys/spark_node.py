@@ -18,7 +18,7 @@ from pyinfra.api.host import Host
 from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
-from ..contexts.spark_node import spark_node_context
+from ..contexts.spark_node import connector_jars, spark_node_context
 from ..model import SPARK_MASTER, SPARK_WORKER
 from ..paths import role_dir
 from . import artifact, tls
@@ -150,9 +150,9 @@ def _install(node: dict[str, Any], s: dict[str, Any]) -> None:
     files.directory(name="Create the Kafka connector directory", path=node["connector_dir"],
                     user="root", group="root", mode="755")
     timeout = 60  # the role's get_url timeout
-    for url in s["spark_node_connector_urls"]:
-        jar = f"{node['connector_dir']}/{url.rsplit('/', 1)[-1]}"
-        artifact.download(str(url), f"{url}.sha512", jar, timeout)
+    urls = [str(url) for url in s["spark_node_connector_urls"]]
+    for url, jar in zip(urls, connector_jars(urls, str(s["spark_node_install_dir"])), strict=True):
+        artifact.download(url, f"{url}.sha512", jar, timeout)
     _python_environment(node, s, release_changes)
 
 
