@@ -118,6 +118,7 @@ def role_options(role: str) -> dict[str, dict[str, Any]]:
     return options
 
 
+@cache  # asked for every setting of every host: a few hundred distinct keys
 def _role_of(key: str) -> str | None:
     return next((role for role in ROLE_PREFIXES if key.startswith(role + "_")), None)
 

@@ -62,7 +62,26 @@ def shown(name: str, value: Any) -> str:
     return "(hidden)" if SECRET_NAME.search(name) else repr(value)
 
 
+#: Scalar types whose values the validator returns unchanged when they already have the type.
+_SCALAR_TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "float": float}
+
+#: Spec keys that do not constrain a value of the declared scalar type.
+_NEUTRAL_KEYS = frozenset({"type", "description", "required", "no_log", "version_added"})
+
+
+def _already_valid(spec: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` is of ``spec``'s scalar type with nothing else to check: then the
+    validator returns it as it is (an inventory of 1,000 brokers has 1,000 distinct ids). The
+    inventory's values are Ansible's tagged subclasses of str and int; a bool, itself an int, is
+    left to the validator."""
+    wanted = _SCALAR_TYPES.get(str(spec.get("type", "str")))
+    return (wanted is not None and isinstance(value, wanted)
+            and (wanted is bool or not isinstance(value, bool)) and spec.keys() <= _NEUTRAL_KEYS)
+
+
 def _check_role_input(role: str, name: str, value: Any) -> TypeCheck:
+    if _already_valid(_without_defaults(role_options(role)[name]), value):
+        return TypeCheck(value, ())
     result = _validator(role, name).validate({name: value})
     problems = tuple(
         f"{name} is {shown(name, value)}: {message}" if not SECRET_NAME.search(name)
