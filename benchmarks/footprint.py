@@ -5,9 +5,12 @@
 For every host of the cluster model (the lab: ``-i inventory/lab``), reached with ``podman exec``:
 the container's memory (its cgroup's ``memory.current``, or ``memory.usage_in_bytes`` under
 cgroup v1: processes, page cache and kernel memory charged to it) and, beside it, each running
-service's resident memory (the processes of its control group), the largest first. Prints one
-line per host, then the total as ``footprint N MB``. One reading, taken now: run it on a settled
-cluster (after a converge, with the pipeline running) to compare releases. Nothing is asserted.
+service's resident memory (the processes of its control group), the largest first, and how much
+of the container's memory is page cache (the kernel gives it back under pressure; it grows with
+the files a host has read and written since it started). Prints one line per host, the total
+without the page cache, then the total as ``footprint N MB``. One reading, taken now: run it on a
+settled cluster (after a converge, with the pipeline running) to compare releases. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -42,8 +45,18 @@ done
 """
 
 
+#: The page cache charged to the container: cgroup v2's `file`, else cgroup v1's `total_cache`.
+CONTAINER_CACHE = ("awk '$1 == \"file\" {print $2}' /sys/fs/cgroup/memory.stat 2>/dev/null "
+                   "| grep . "
+                   "|| awk '$1 == \"total_cache\" {print $2}' /sys/fs/cgroup/memory/memory.stat")
+
+
 def container_bytes(container: str) -> int:
     return int(sh(container, CONTAINER_MEMORY).strip())
+
+
+def cache_bytes(container: str) -> int:
+    return int(sh(container, CONTAINER_CACHE).strip() or 0)
 
 
 def service_bytes(container: str) -> dict[str, int]:
@@ -64,14 +77,17 @@ def main() -> int:
     if not hosts:
         print(f"error: no host of the cluster model in {args.inventory}", file=sys.stderr)
         return 2
-    total = 0
+    total = cached = 0
     for host in hosts:
-        used = container_bytes(host)
+        used, cache = container_bytes(host), cache_bytes(host)
         total += used
+        cached += cache
         services = sorted(service_bytes(host).items(), key=lambda item: -item[1])
         shown = ", ".join(f"{unit} {value / MB:.0f}" for unit, value in services
                           if value >= SMALL_MB * MB)
-        print(f"{host}: {used / MB:.0f} MB ({shown or 'no service above 10 MB'})", flush=True)
+        print(f"{host}: {used / MB:.0f} MB, page cache {cache / MB:.0f} "
+              f"({shown or 'no service above 10 MB'})", flush=True)
+    print(f"without the page cache {(total - cached) / MB:.0f} MB")
     print(f"footprint {total / MB:.0f} MB on {len(hosts)} hosts")
     return 0
 
