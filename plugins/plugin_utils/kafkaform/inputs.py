@@ -51,10 +51,16 @@ def _without_defaults(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @cache
+def _spec(role: str, name: str) -> dict[str, Any]:
+    """Input ``name``'s spec as the checks below read it: without its defaults."""
+    return _without_defaults(role_options(role)[name])
+
+
+@cache
 def _validator(role: str, name: str) -> Any:
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-    return ArgumentSpecValidator({name: _without_defaults(role_options(role)[name])})
+    return ArgumentSpecValidator({name: _spec(role, name)})
 
 
 def shown(name: str, value: Any) -> str:
@@ -80,7 +86,7 @@ def _already_valid(spec: Mapping[str, Any], value: Any) -> bool:
 
 
 def _check_role_input(role: str, name: str, value: Any) -> TypeCheck:
-    if _already_valid(_without_defaults(role_options(role)[name]), value):
+    if _already_valid(_spec(role, name), value):
         return TypeCheck(value, ())
     result = _validator(role, name).validate({name: value})
     problems = tuple(
