@@ -19,17 +19,18 @@ def add_commands(commands: Any) -> None:
         "inventory with none of the kafkaform groups). Findings go to stderr; --format json "
         "prints them on stdout for CI.",
     )
-    parser.add_argument("-i", "--inventory", required=True, help="inventory file or directory")
+    inventory.add_arguments(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    view = inventory.load(args.inventory)  # InputError: main() prints it and exits 2
+    sources = inventory.Sources.from_args(args)
+    view = inventory.load(sources)  # InputError: main() prints it and exits 2
     findings = checks.check(view)
     failed = bool(checks.errors(findings))
     if args.format == "json":
-        report = {"inventory": str(args.inventory), "valid": not failed,
+        report = {"inventory": str(sources), "valid": not failed,
                   "findings": [f.to_dict() for f in findings]}
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -37,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
         print(finding.text(), file=sys.stderr)
     if not failed:
         hosts = len(view.cluster_hosts())
-        print(f"kafkaform check: {args.inventory}: {hosts} hosts, no errors", file=sys.stderr)
+        print(f"kafkaform check: {sources}: {hosts} hosts, no errors", file=sys.stderr)
     return 1 if failed else 0

@@ -1,14 +1,23 @@
-"""Read an Ansible inventory with Ansible's own API, so every inventory format and plugin works."""
+"""Read an Ansible inventory as ``ansible-playbook`` reads it, for every kafkaform command.
+
+One loader for ``check``, ``verify``, the pyinfra connector and whatever comes next, built on
+Ansible's own CLI helpers: the same ``-i`` sources (several of them, paths in any form, made
+absolute as Ansible's CLI makes them so ``group_vars/`` beside a relative file is found), the
+inventory plugins, and Vault secrets resolved as ``ansible-playbook`` resolves them
+(``--vault-id``, ``--vault-password-file``, ``--ask-vault-pass``, ``ANSIBLE_VAULT_IDENTITY_LIST``,
+``ANSIBLE_VAULT_PASSWORD_FILE``, ansible.cfg).
+"""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +32,136 @@ PODMAN_CONNECTIONS = frozenset({"kafkaform.platform.podman", "containers.podman.
 
 #: A cloud spec's own top-level keys; an inventory's top level holds groups (mappings) instead.
 CLOUD_SPEC_KEYS = frozenset({"region", "zones", "groups"})
+
+
+#: What every refusal of a vault-encrypted value or file tells the operator to pass.
+VAULT_FIX = ("pass --vault-password-file FILE, --vault-id [LABEL@]FILE or --ask-vault-pass "
+             "(pyinfra: set ANSIBLE_VAULT_PASSWORD_FILE or ANSIBLE_VAULT_IDENTITY_LIST)")
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What a command was told to read: ``ansible-playbook``'s inventory and vault options.
+
+    ``inventories`` empty means Ansible's configured inventory (ANSIBLE_INVENTORY, ansible.cfg).
+    """
+
+    inventories: tuple[str, ...] = ()
+    vault_ids: tuple[str, ...] = ()
+    vault_password_files: tuple[str, ...] = ()
+    ask_vault_pass: bool = False
+    _secrets: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, source: Sources | str | Path) -> Sources:
+        return source if isinstance(source, Sources) else cls((str(source),))
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Sources:
+        return cls(tuple(args.inventory or ()), tuple(args.vault_ids or ()),
+                   tuple(args.vault_password_files or ()), bool(args.ask_vault_pass))
+
+    def resolved(self) -> list[str]:
+        """The sources as Ansible's CLI hands them to its inventory manager: absolute paths
+        (host lists with a comma as they are), or the configured inventory."""
+        from ansible import constants as C
+        from ansible.utils.path import unfrackpath
+
+        given = list(self.inventories) or list(C.DEFAULT_HOST_LIST)
+        return [unfrackpath(item, follow=False) if "," not in item else item for item in given]
+
+    def __str__(self) -> str:
+        return ", ".join(self.inventories) or ", ".join(self.resolved())
+
+    def secrets(self, loader: Any) -> list[Any]:
+        """The vault secrets, exactly as ``ansible-playbook`` sets them up (configured
+        identities first, then --vault-id, --vault-password-file, a prompt), read once."""
+        if not self._secrets:
+            from ansible import constants as C
+            from ansible.cli import CLI
+            from ansible.errors import AnsibleError
+
+            try:
+                self._secrets.extend(CLI.setup_vault_secrets(
+                    loader, vault_ids=list(C.DEFAULT_VAULT_IDENTITY_LIST) + list(self.vault_ids),
+                    vault_password_files=list(self.vault_password_files),
+                    ask_vault_pass=self.ask_vault_pass, auto_prompt=False,
+                    initialize_context=False))
+            except AnsibleError as error:  # a password file missing or unreadable, a script failing
+                reason = str(error).splitlines()[0]
+                raise InputError(f"the vault secret cannot be read: {reason}. Fix: pass a "
+                                 "readable password file or script, or --ask-vault-pass") from error
+        return self._secrets
+
+    def environment(self) -> dict[str, str]:
+        """Environment for Ansible run as a child process (testinfra's ansible backend): the
+        identities given on the command line, after the configured ones."""
+        from ansible import constants as C
+
+        given = [*self.vault_ids, *self.vault_password_files]
+        if not given:
+            return {}
+        return {"ANSIBLE_VAULT_IDENTITY_LIST": ",".join([*C.DEFAULT_VAULT_IDENTITY_LIST, *given])}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``-i`` and the vault options, as ``ansible-playbook`` takes them."""
+    from ansible.cli.arguments import option_helpers
+
+    parser.add_argument(
+        "-i", "--inventory", action="append", metavar="SOURCE",
+        help="inventory file, directory, plugin configuration or host list; repeat for several "
+        "(default: Ansible's configured inventory, ANSIBLE_INVENTORY or ansible.cfg)")
+    option_helpers.add_vault_options(parser)
+
+
+def _activate(secrets: list[Any]) -> None:
+    """Make ``secrets`` the ones Ansible decrypts inline ``!vault`` values with (its
+    process-wide context, which Ansible's CLI sets once; later loads add theirs)."""
+    from ansible.parsing.vault import VaultSecretsContext
+
+    current = VaultSecretsContext.current(optional=True)
+    if current is None:
+        VaultSecretsContext.initialize(VaultSecretsContext(list(secrets)))
+    else:
+        current.secrets.extend(s for s in secrets if s not in current.secrets)
+
+
+def vault_origin(error: BaseException, value: Any = None) -> str | None:
+    """The file (and line) of an encrypted file or value no secret opened: Ansible tags what it
+    reads with its origin, on the vault error or on the value (Ansible's vars plugins re-raise
+    the vault error as another, so the whole chain is looked at)."""
+    try:
+        from ansible._internal._datatag._tags import Origin
+    except ImportError:  # another ansible-core: the message names no file then
+        return None
+    candidates: list[Any] = [value]
+    seen: BaseException | None = error
+    while seen is not None and len(candidates) < 10:
+        candidates.append(getattr(seen, "obj", None))
+        seen = seen.__cause__ or seen.__context__
+    for candidate in candidates:
+        origin = Origin.get_tag(candidate) if candidate is not None else None
+        if origin is not None and origin.path:
+            return str(origin.path) + (f" line {origin.line_num}" if origin.line_num else "")
+    return None
+
+
+def is_vault_error(error: BaseException) -> bool:
+    """Whether Ansible failed because something vault-encrypted could not be decrypted."""
+    from ansible.parsing.vault import AnsibleVaultError
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, AnsibleVaultError) or "undecryptable" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def vault_refusal(where: str) -> InputError:
+    return InputError(f"{where} is encrypted with Ansible Vault and no vault secret given "
+                      f"opens it. Fix: {VAULT_FIX}")
 
 
 class TemplatedVars(Mapping[str, Any]):
@@ -47,6 +186,10 @@ class TemplatedVars(Mapping[str, Any]):
         try:
             return self._templar.template(value)
         except AnsibleError as error:
+            if is_vault_error(error):
+                where = vault_origin(error, value)
+                raise vault_refusal(f"{self._host}: {key} ({where or 'an inline !vault'})"
+                                    ) from error
             # Ansible would stop on it too, at the first task that reads it: say so now.
             reason = str(error).splitlines()[0]
             raise InputError(
@@ -88,14 +231,18 @@ def _precheck(path: Path) -> None:
                 f"with `kafkaform cloud inventory --spec {path} --output DIR` and pass -i DIR")
 
 
-def _parse(source: str | Path) -> tuple[Any, Any, HostVariables]:
+def _parse(source: Sources | str | Path) -> tuple[Any, Any, HostVariables]:
     """Ansible's loader and inventory manager over ``source``, and its hosts' variables.
 
-    Raises :class:`InputError` when ``source`` is missing, a cloud spec, or something no
-    inventory plugin can parse (Ansible itself would warn and go on with an empty inventory).
+    Raises :class:`InputError` when a source is missing, a cloud spec, or something no
+    inventory plugin can parse (Ansible itself would warn and go on with an empty inventory),
+    or when a file it reads is vault-encrypted and no secret given opens it.
     """
-    path = Path(source)
-    _precheck(path)
+    sources = Sources.of(source)
+    resolved = sources.resolved()
+    for item in resolved:
+        if "," not in item:
+            _precheck(Path(item))
     # Ansible is imported here, not at module level: the model must stay importable without it.
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
@@ -142,16 +289,23 @@ def _parse(source: str | Path) -> tuple[Any, Any, HostVariables]:
                                           trusted_as_template=trusted_as_template)
 
     loader = Loader()
+    secrets = sources.secrets(loader)
+    loader.set_vault_secrets(secrets)
+    _activate(secrets)
     # The plugins' warnings about a source none of them can parse would bury the one line that
     # says what to do; they are shown when the source parses, as Ansible would show them.
     warnings = io.StringIO()
     with contextlib.redirect_stderr(warnings):
-        manager = Manager(loader=loader, sources=[str(source)])
+        manager = Manager(loader=loader, sources=resolved)
     if not manager.parsed:
+        if "vault" in warnings.getvalue().lower():  # a plugin could not decrypt its source
+            # Ansible's warnings name the file each plugin failed on (its Origin line).
+            where = re.findall(r"^Origin: (/\S+)$", warnings.getvalue(), re.MULTILINE)
+            raise vault_refusal(where[0] if where else str(sources))
         raise InputError(
-            f"{source} is not an Ansible inventory (no inventory plugin can parse it). Fix: pass "
+            f"{sources} is not an Ansible inventory (no inventory plugin can parse it). Fix: pass "
             f"an inventory file (YAML or INI) or directory with -i; `ansible-inventory -i "
-            f"{source} --list` shows why each plugin refused it")
+            f"{sources} --list` shows why each plugin refused it")
     sys.stderr.write(warnings.getvalue())
     return loader, manager, HostVariables(loader, manager,
                                           VariableManager(loader=loader, inventory=manager))
@@ -175,10 +329,17 @@ class HostVariables:
 
     def _plugins(self, entities: list[Any]) -> dict[str, Any]:
         """The vars plugins' variables (group_vars/, host_vars/ beside the inventory)."""
+        from ansible.errors import AnsibleError
         from ansible.vars.plugins import get_vars_from_inventory_sources
 
-        found: dict[str, Any] = get_vars_from_inventory_sources(
-            self._loader, self._manager._sources, entities, "task")
+        try:
+            found: dict[str, Any] = get_vars_from_inventory_sources(
+                self._loader, self._manager._sources, entities, "task")
+        except AnsibleError as error:
+            if is_vault_error(error):
+                raise vault_refusal(vault_origin(error) or "a group_vars or host_vars file"
+                                    ) from error
+            raise
         return found
 
     def _groups_part(self, groups: list[Any]) -> dict[str, Any]:
@@ -235,7 +396,7 @@ def _view(loader: Any, manager: Any, variables: HostVariables,
     return InventoryView(groups=groups, hostvars=hostvars)
 
 
-def require_cluster(view: InventoryView, source: str | Path) -> None:
+def require_cluster(view: InventoryView, source: Sources | str | Path) -> None:
     """Raise :class:`InputError` when no host is in one of the model's groups."""
     if not view.cluster_hosts():
         raise InputError(
@@ -253,7 +414,7 @@ class InventoryHost:
     variables: Mapping[str, Any]
 
 
-def load_hosts(source: str | Path) -> tuple[InventoryView, list[InventoryHost]]:
+def load_hosts(source: Sources | str | Path) -> tuple[InventoryView, list[InventoryHost]]:
     """:func:`load`'s view, and every host of the inventory in inventory order, from one parse."""
     loader, manager, variables = _parse(source)
     view = _view(loader, manager, variables)
@@ -266,7 +427,7 @@ def load_hosts(source: str | Path) -> tuple[InventoryView, list[InventoryHost]]:
     return view, hosts
 
 
-def load(source: str | Path) -> InventoryView:
+def load(source: Sources | str | Path) -> InventoryView:
     """The groups and host variables of an inventory file, directory or plugin config.
 
     Raises :class:`InputError` when ``source`` does not exist, is not an inventory, or has no
@@ -277,7 +438,15 @@ def load(source: str | Path) -> InventoryView:
     return view
 
 
-def select(source: str | Path, limit: str | None) -> tuple[InventoryView, list[str]]:
+def load_every_host(source: Sources | str | Path) -> InventoryView:
+    """The model's groups and the variables of every host of the inventory (a host in no
+    kafkaform group too: ``kafkaform verify`` may be pointed at one)."""
+    loader, manager, variables = _parse(source)
+    every = frozenset(host.name for host in manager.get_hosts())
+    return _view(loader, manager, variables, also=every)
+
+
+def select(source: Sources | str | Path, limit: str | None) -> tuple[InventoryView, list[str]]:
     """The inventory's view and the names of the hosts ``limit`` matches, read as Ansible reads
     ``--limit`` (every host when None), in inventory order; the view holds their variables too.
     """

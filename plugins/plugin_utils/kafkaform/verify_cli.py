@@ -66,7 +66,7 @@ def add_commands(commands: Any) -> None:
     parser = commands.add_parser(
         "verify", help="run the testinfra checks against an inventory's live hosts",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-i", "--inventory", required=True, help="inventory file or directory")
+    inventory.add_arguments(parser)
     parser.add_argument("--limit", metavar="PATTERN",
                         help="visit only the hosts matching this Ansible host pattern")
     parser.add_argument("--checks", type=check_names, default=list(CHECKS),
@@ -96,6 +96,14 @@ def plan(view: model.InventoryView, matched: list[str],
     return matched, [host for host in matched if host in tuned or host not in cluster]
 
 
+class InventoryPlugin:
+    """The inventory as this command read it (vault secrets included), for the checks'
+    conftest: they never read it again another way."""
+
+    def __init__(self, view: model.InventoryView) -> None:
+        self.kafkaform_view = view
+
+
 class Outcomes:
     """A pytest plugin counting what the checks did: a run of skips alone checked nothing."""
 
@@ -112,8 +120,9 @@ class Outcomes:
 
 
 def run(args: argparse.Namespace) -> int:
-    source = str(args.inventory)
-    view, matched = inventory.select(source, args.limit)
+    sources = inventory.Sources.from_args(args)
+    source = str(sources)
+    view, matched = inventory.select(sources, args.limit)
     if args.limit is None:
         inventory.require_cluster(view, source)
     elif not matched:
@@ -132,7 +141,15 @@ def run(args: argparse.Namespace) -> int:
 
     visit, tuned = plan(view, matched, args.limit)
     argv = ["-p", "no:cacheprovider", "-q", "-rfEs", f"--rootdir={VERIFY_DIR}",
-            f"--ansible-inventory={Path(source).resolve()}", f"--kafkaform-hosts={','.join(visit)}"]
+            f"--kafkaform-hosts={','.join(visit)}"]
+    # testinfra's ansible backend runs Ansible itself: it gets the same sources and the vault
+    # identities given here (several sources go as Ansible's own list of them).
+    resolved = sources.resolved()
+    if len(resolved) == 1:
+        argv.append(f"--ansible-inventory={resolved[0]}")
+    else:
+        os.environ["ANSIBLE_INVENTORY"] = ",".join(resolved)
+    os.environ.update(sources.environment())
     if tuned:
         argv.append("--hosts=" + ",".join(reach(host, view.hostvars.get(host, {}))
                                           for host in tuned))
@@ -141,10 +158,10 @@ def run(args: argparse.Namespace) -> int:
     argv += [str(VERIFY_DIR / CHECKS[name]) for name in args.checks]
     print(f"kafkaform verify: {source}: {', '.join(args.checks)} on {len(visit)} host(s)",
           file=sys.stderr)
-    return run_pytest(argv)
+    return run_pytest(argv, view)
 
 
-def run_pytest(argv: list[str]) -> int:
+def run_pytest(argv: list[str], view: model.InventoryView) -> int:
     """Run pytest in this process and map its outcome to kafkaform's exit codes."""
     import pytest
 
@@ -155,7 +172,7 @@ def run_pytest(argv: list[str]) -> int:
     # The checks live in the installed package: write no bytecode or cache beside them.
     sys.dont_write_bytecode = True
     outcomes = Outcomes()
-    code = pytest.main(argv, plugins=[outcomes])
+    code = pytest.main(argv, plugins=[outcomes, InventoryPlugin(view)])
     if outcomes.interrupted:
         return 130
     if code == pytest.ExitCode.OK:

@@ -16,20 +16,17 @@ model from the whole inventory and visit its members, all of them or, with ``--k
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 import testinfra  # type: ignore[import-untyped]
 import testinfra.host  # type: ignore[import-untyped]
 
+from kafkaform import inventory as inventory_loader
 from kafkaform import model
 from kafkaform.defaults import role_default
 from kafkaform.inventory import PODMAN_CONNECTIONS
@@ -50,21 +47,23 @@ def visited(config: pytest.Config) -> set[str] | None:
     return None if names is None else {n for n in str(names).split(",") if n}
 
 
+def _from_verify(config: pytest.Config) -> InventoryView | None:
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(getattr(plugin, "kafkaform_view", None), InventoryView):
+            return plugin.kafkaform_view  # type: ignore[no-any-return]
+    return None
+
+
+def inventory_view(config: pytest.Config, path: str | None) -> InventoryView:
+    """The inventory ``kafkaform verify`` read (its InventoryPlugin), else ``path`` (else
+    Ansible's configured inventory) read by kafkaform's loader, vault secrets from the
+    environment as for ansible-playbook."""
+    return _from_verify(config) or _loaded(path)
+
+
 @cache
-def _inventory_list(path: str | None) -> dict[str, Any]:
-    """``ansible-inventory --list``: the groups and ``_meta.hostvars`` of the inventory."""
-    tool = Path(sys.executable).with_name("ansible-inventory")
-    argv = [str(tool) if tool.exists() else "ansible-inventory", "--list"]
-    if path:
-        argv += ["-i", path]
-    data = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
-    return data if isinstance(data, dict) else {}
-
-
-def _hostvars(path: str | None) -> Mapping[str, Mapping[str, Any]]:
-    hostvars: Mapping[str, Mapping[str, Any]] = _inventory_list(path).get("_meta", {}).get(
-        "hostvars", {})
-    return hostvars
+def _loaded(path: str | None) -> InventoryView:
+    return inventory_loader.load_every_host(inventory_loader.Sources((path,) if path else ()))
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +83,9 @@ def host_name(host: testinfra.host.Host, request: pytest.FixtureRequest) -> str:
     else whose ``ansible_host``, is the container or address testinfra reaches."""
     name = str(host.backend.get_hostname())
     path = request.config.getoption("ansible_inventory", None)
-    if host.backend.NAME == "ansible" or not path:
+    if host.backend.NAME == "ansible" or not (path or _from_verify(request.config)):
         return name
-    hostvars = _hostvars(path)
+    hostvars = inventory_view(request.config, path).hostvars
     if name in hostvars:
         return name
     return next((h for h, v in hostvars.items() if v.get("ansible_host") == name), name)
@@ -94,22 +93,22 @@ def host_name(host: testinfra.host.Host, request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def host_vars(host: testinfra.host.Host, host_name: str,
-              request: pytest.FixtureRequest) -> dict[str, Any]:
-    """The host's inventory variables (not the roles' defaults)."""
-    if host.backend.NAME == "ansible":
-        return dict(host.ansible.get_variables())
+              request: pytest.FixtureRequest) -> Mapping[str, Any]:
+    """The host's inventory variables (not the roles' defaults), templated when read."""
     path = request.config.getoption("ansible_inventory", None)
-    return dict(_hostvars(path).get(host_name, {})) if path else {}
+    if host.backend.NAME == "ansible" or path or _from_verify(request.config):
+        return inventory_view(request.config, path).hostvars.get(host_name, {})
+    return {}
 
 
 @pytest.fixture(scope="module")
-def view(host_name: str, host_vars: dict[str, Any]) -> InventoryView:
+def view(host_name: str, host_vars: Mapping[str, Any]) -> InventoryView:
     """A one-host inventory view for the model's per-host functions."""
     return InventoryView(groups={}, hostvars={host_name: host_vars})
 
 
 @pytest.fixture(scope="module")
-def setting(host_vars: dict[str, Any]) -> Any:
+def setting(host_vars: Mapping[str, Any]) -> Any:
     """``setting(name)``: the host's value of a role variable, else the role's default."""
     def lookup(name: str) -> Any:
         value = host_vars.get(name)
@@ -153,22 +152,11 @@ class Node:
     host: testinfra.host.Host
 
 
-def _group_members(data: Mapping[str, Any], group: str) -> list[str]:
-    entry = data.get(group, {})
-    hosts = list(entry.get("hosts", []))
-    for child in entry.get("children", []):
-        hosts += [h for h in _group_members(data, child) if h not in hosts]
-    return hosts
-
-
 @pytest.fixture(scope="session")
 def inventory(request: pytest.FixtureRequest) -> Inventory:
     path = (request.config.getoption("ansible_inventory", None)
             or os.environ.get("KAFKAFORM_INVENTORY") or None)
-    data = _inventory_list(path)
-    hostvars = _hostvars(path)
-    groups = {g: _group_members(data, g) for g in (*model.GROUPS, model.MONITORING)}
-    view = InventoryView(groups=groups, hostvars=hostvars)
+    view = inventory_view(request.config, path)
     return Inventory(path, view, model.build(view).to_dict())
 
 

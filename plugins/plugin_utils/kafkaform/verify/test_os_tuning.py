@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -167,7 +167,7 @@ def fstab_entries(host: testinfra.host.Host) -> dict[str, list[str]]:
 
 
 def test_data_disks_are_xfs_noatime_by_uuid(host: testinfra.host.Host, host_name: str,
-                                            view: InventoryView, host_vars: dict[str, Any],
+                                            view: InventoryView, host_vars: Mapping[str, Any],
                                             setting: Setting) -> None:
     """Each data disk: XFS, noatime live and in fstab, fstab by UUID, owned (DF-01..03)."""
     disks = data_disks(view, host_name)
