@@ -161,6 +161,22 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
      mutate(lambda s: s["kafka_broker"]["k2"].update(
          os_tuning_sysctl_overrides={"vm.swappiness": 0})),
      {}, "OS-03", "vm.swappiness 0", {"k2"}),
+    ("kernel setting not a number",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(
+         os_tuning_sysctl_overrides={"vm.max_map_count": "lots"})),
+     {}, "OS-04", "vm.max_map_count is 'lots', not a number", {"k2"}),
+    ("TCP buffers not all numbers",
+     mutate(lambda s: s["kafka_broker"]["k1"].update(
+         os_tuning_sysctl_overrides={"net.ipv4.tcp_wmem": "4096 64k 2048000"})),
+     {}, "OS-04", "net.ipv4.tcp_wmem is '4096 64k 2048000', not a number", {"k1"}),
+    ("kernel setting with a name sysctl does not know",
+     mutate(lambda s: s["zookeeper"]["zk2"].update(
+         os_tuning_sysctl_overrides={"max map count": 1})),
+     {}, "OS-04", "'max map count' is not a kernel setting's name", {"zk2"}),
+    ("kernel setting without a value",
+     mutate(lambda s: s["zookeeper"]["zk1"].update(
+         os_tuning_sysctl_overrides={"net.core.somaxconn": ""})),
+     {}, "OS-04", "net.core.somaxconn has no value", {"zk1"}),
     ("device declared twice",
      mutate(lambda s: s["kafka_broker"]["k1"].update(os_tuning_data_disks=[
          {"device": "/dev/vdb", "mount": "/data0", "purpose": "kafka_log_dir"},
@@ -216,7 +232,7 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
     ("topic with text partitions", with_topic(partitions="abc"),
      {}, "KF-02", "topic kf.more: partitions must be a positive integer", BROKERS),
     ("topic name over 249 characters", with_topic(name="t" * 250),
-     {}, "TR-06", "use letters, digits", BROKERS),
+     {}, "TR-06", "250 characters, Kafka takes at most 249", BROKERS),
     ("topic declared twice", with_topic(name="kf.events"),
      {}, "KF-02", "topic kf.events is declared twice", BROKERS),
     ("topic rf above brokers", with_topic(replication_factor=4),

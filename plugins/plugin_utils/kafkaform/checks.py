@@ -7,6 +7,7 @@ problem at once. A finding names the host(s), the rule, what is wrong and how to
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -499,7 +500,32 @@ def kernel_settings(view: InventoryView) -> Iterator[Finding]:
         yield from kernel_findings(host, sysctl_settings(view, host))
 
 
+#: A sysctl name as sysctl.d(5) and /proc/sys take it: dotted (or slashed) words.
+SYSCTL_KEY = re.compile(r"[a-z0-9_-]+([./][A-Za-z0-9_*:-]+)+")
+
+
+def kernel_value_findings(host: str, sysctl: dict[str, str]) -> Iterator[Finding]:
+    """Each setting in a form sysctl writes: a sysctl name; a one-line value; numbers for the
+    settings the role sets by default, which the kernel takes as numbers only."""
+    numeric = set(role_default("os_tuning_sysctl"))
+    for key, value in sysctl.items():
+        if not SYSCTL_KEY.fullmatch(key):
+            yield Finding(cite("OS-04"), f"{key!r} is not a kernel setting's name",
+                          "name it as sysctl does, e.g. vm.swappiness, in "
+                          "os_tuning_sysctl_overrides", (host,))
+        elif not value.strip() or "\n" in value:
+            shape = "no" if not value.strip() else "a multi-line"
+            yield Finding(cite("OS-04"), f"{key} has {shape} value",
+                          f"give {key} a one-line value in os_tuning_sysctl_overrides", (host,))
+        elif key in numeric and not all(as_int(f) is not None for f in value.split()):
+            yield Finding(cite("OS-04"), f"{key} is {value!r}, not a number (or numbers separated "
+                          "by spaces): the kernel refuses it", f"give {key} a number in "
+                          "os_tuning_sysctl_overrides", (host,))
+
+
 def kernel_findings(host: str, sysctl: dict[str, str]) -> Iterator[Finding]:
+    yield from kernel_value_findings(host, sysctl)
+
     def number(key: str, position: int = 0) -> int | None:
         fields = sysctl.get(key, "").split()
         return as_int(fields[position]) if len(fields) > position else None

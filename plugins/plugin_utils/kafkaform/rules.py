@@ -417,8 +417,8 @@ CATALOGUE: tuple[Rule, ...] = (
          "Declare partitions at least the current count (or create a new topic and migrate); "
          "change a replication factor with kafka-reassign-partitions.",
          (TOPIC_PLAN, "roles/kafka_broker/tasks/topics.yml")),
-    Rule("TR-06", "Valid topic names: letters, digits, '.', '_' and '-', no leading '__', and "
-         "not both '.' and '_'",
+    Rule("TR-06", "Valid topic names: 1 to 249 letters, digits, '.', '_' and '-', no leading "
+         "'__', and not both '.' and '_'",
          "Kafka reserves names starting with '__' for itself, and '.' and '_' collide in metric "
          "names.",
          "Rename the topic in kafka_topics (and spark_pipeline_topic).",
@@ -548,6 +548,13 @@ CATALOGUE: tuple[Rule, ...] = (
          "With 0 the OOM killer may kill the broker before the kernel swaps anything; 1 swaps "
          "only under real pressure.",
          "Set vm.swappiness to 1.",
+         (PREFLIGHT,)),
+    Rule("OS-04", "Kernel settings are ones sysctl can write",
+         "A key is a dotted sysctl name and a value one line; every setting the role sets by "
+         "default is numeric (a number, or numbers separated by spaces), so another value is "
+         "refused by the kernel on the host, half-way through the run.",
+         "Give numbers (\"4096 65536 2048000\" for the TCP buffers) and sysctl names in "
+         "os_tuning_sysctl_overrides.",
          (PREFLIGHT,)),
     # Data disks
     Rule("DF-01", "Data disks carry XFS, and kafkaform never formats over data",

@@ -15,6 +15,9 @@ from typing import Any
 
 from .rules import cite
 
+#: Kafka's own limit (org.apache.kafka.common.internals.Topic.MAX_NAME_LENGTH).
+MAX_TOPIC_NAME = 249
+
 _HEADER = re.compile(r"^Topic:\s*(?P<name>\S+)\s+TopicId:.*?PartitionCount:\s*(?P<partitions>\d+)"
                      r"\s+ReplicationFactor:\s*(?P<rf>\d+)\s+Configs:\s*(?P<configs>.*)$")
 
@@ -63,7 +66,10 @@ def declared_problems(declared: Any) -> list[str]:
         if name in seen:
             problems.append(f"topic {name} is declared twice")
         seen.add(name)
-        if not re.fullmatch(r"[A-Za-z0-9._-]{1,249}", name) or name.startswith("__"):
+        if len(name) > MAX_TOPIC_NAME:
+            problems.append(f"topic {name[:40]}...: {len(name)} characters, Kafka takes at most "
+                            f"{MAX_TOPIC_NAME} ({cite('TR-06')})")
+        elif not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name.startswith("__"):
             problems.append(f"topic {name}: use letters, digits, '.', '_', '-', no leading "
                             f"'__' ({cite('TR-06')})")
         elif "." in name and "_" in name:
