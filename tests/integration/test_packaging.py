@@ -5,11 +5,14 @@ install`, then the collection's requirements.txt) are built from a copy of the t
 installed into new virtual environments under a temporary directory, and used from there with no
 ansible.cfg, no KAFKAFORM_COLLECTION and a HOME of their own: the preflight playbook and every
 role playbook by FQCN, on a valid and on a broken inventory, and `kafkaform check` (wheel).
+The wheel also goes, without extras, into an environment that already runs another supported
+ansible-core, which it must leave as it was.
 Needs PyPI through pip's configuration (the pinned dependencies; pip's cache makes it quick).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,6 +22,7 @@ import textwrap
 import venv
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,13 +117,44 @@ def new_venv(path: Path) -> Path:
     return path
 
 
+def pinned(name: str) -> str:
+    """``name==version`` as constraints.txt pins it."""
+    return next(line.strip() for line in (CHECKOUT / "constraints.txt").read_text().splitlines()
+                if line.lower().startswith(f"{name}=="))
+
+
 @pytest.fixture(scope="module")
 def wheel_install(work: Path, artifacts: dict[str, Path]) -> dict[str, str]:
+    """A fresh environment: the wheel with every extra (Ansible's collections, boto3, pyinfra,
+    the verifiers)."""
     env_dir = new_venv(work / "wheel-venv")
     env = clean_env(work / "wheel-home", env_dir)
-    run([str(env_dir / "bin" / "pip"), "install", "-q", str(artifacts["wheel"])],
+    run([str(env_dir / "bin" / "pip"), "install", "-q", f"{artifacts['wheel']}[all]"],
         cwd=work, env=env)
     return env
+
+
+#: A supported ansible-core other than the one constraints.txt pins: an operator's own.
+OPERATORS_ANSIBLE_CORE = "ansible-core==2.19.10"
+
+
+def frozen(pip: Path, cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """Every package of an environment and its version."""
+    listed = json.loads(run([str(pip), "list", "--format=json"], cwd=cwd, env=env).stdout)
+    return {entry["name"].lower(): entry["version"] for entry in listed}
+
+
+@pytest.fixture(scope="module")
+def beside_install(work: Path, artifacts: dict[str, Path]) -> dict[str, Any]:
+    """An operator's environment with their own ansible-core, then the wheel without extras."""
+    assert pinned("ansible-core") != OPERATORS_ANSIBLE_CORE
+    env_dir = new_venv(work / "beside-venv")
+    env = clean_env(work / "beside-home", env_dir)
+    pip = env_dir / "bin" / "pip"
+    run([str(pip), "install", "-q", OPERATORS_ANSIBLE_CORE], cwd=work, env=env)
+    before = frozen(pip, work, env)
+    run([str(pip), "install", "-q", str(artifacts["wheel"])], cwd=work, env=env)
+    return {"env": env, "before": before, "after": frozen(pip, work, env)}
 
 
 @pytest.fixture(scope="module")
@@ -128,9 +163,7 @@ def galaxy_install(work: Path, artifacts: dict[str, Path]) -> dict[str, str]:
     dependencies), the tarball through ansible-galaxy, then the collection's requirements.txt."""
     env_dir = new_venv(work / "galaxy-venv")
     env = clean_env(work / "galaxy-home", env_dir)
-    ansible = next(line for line in (CHECKOUT / "pyproject.toml").read_text().splitlines()
-                   if line.strip().startswith('"ansible=='))
-    run([str(env_dir / "bin" / "pip"), "install", "-q", ansible.split('"')[1]], cwd=work, env=env)
+    run([str(env_dir / "bin" / "pip"), "install", "-q", pinned("ansible")], cwd=work, env=env)
     collections = work / "galaxy-collections"
     run([str(env_dir / "bin" / "ansible-galaxy"), "collection", "install", "--offline",
          "-p", str(collections), str(artifacts["tarball"])], cwd=work, env=env)
@@ -190,6 +223,27 @@ def test_wheel_cli_checks_inventories_with_conventional_exit_codes(
     missing = run([cli, "check", "-i", str(work / "no-such-inventory")], cwd=work,
                   env=wheel_install, expect=2)
     assert "Traceback" not in missing.stderr
+
+
+def test_the_wheel_installs_beside_an_operators_ansible_and_leaves_it_as_it_was(
+        beside_install: dict[str, Any], work: Path, inventories: dict[str, Path]) -> None:
+    before, after, env = beside_install["before"], beside_install["after"], beside_install["env"]
+    changed = {name: (version, after.get(name)) for name, version in before.items()
+               if after.get(name) != version}
+    assert changed == {}, changed
+    assert after["ansible-core"] == OPERATORS_ANSIBLE_CORE.split("==")[1]
+    assert "kafkaform" in after and "boto3" not in after and "pyinfra" not in after
+    bindir = Path(env["VIRTUAL_ENV"]) / "bin"
+    for argv in ([str(bindir / "kafkaform")], [str(bindir / "python"), "-m", "kafkaform"]):
+        bad = run([*argv, "check", "-i", str(inventories["bad"])], cwd=work, env=env, expect=1)
+        assert "[ZK-07]" in bad.stderr
+    good = run([str(bindir / "ansible-playbook"), "-i", str(inventories["good"]),
+                "kafkaform.platform.preflight"], cwd=work, env=env)
+    assert "failed=0" in good.stdout
+    # A part left out says which extra brings it, before touching any host.
+    missing = run([str(bindir / "kafkaform"), "verify", "-i", str(inventories["good"])],
+                  cwd=work, env=env, expect=2)
+    assert "pip install 'kafkaform[verify]'" in missing.stderr, missing.stderr
 
 
 def test_galaxy_importer_accepts_the_tarball(artifacts: dict[str, Path], work: Path) -> None:

@@ -26,6 +26,20 @@ class InputError(Exception):
     """
 
 
+#: The optional parts of kafkaform: the top-level module each one brings, and its extra.
+EXTRAS = {"boto3": "cloud", "botocore": "cloud", "pytest": "verify", "testinfra": "verify",
+          "pyinfra": "pyinfra"}
+
+
+def missing_extra(error: ModuleNotFoundError) -> InputError | None:
+    """A clear refusal when a command needs a part of kafkaform this environment lacks."""
+    module = (error.name or "").split(".")[0]
+    if module not in EXTRAS:
+        return None
+    return InputError(f"this command needs {module}, which this Python environment lacks. Fix: "
+                      f"pip install 'kafkaform[{EXTRAS[module]}]' (or kafkaform[all])")
+
+
 #: Each subcommand and the module (in this package) that registers it with ``add_commands``.
 COMMANDS = {"check": "check_cli", "verify": "verify_cli", "mirror": "mirror", "lab": "lab",
             "cloud": "cloud.cli"}
@@ -45,11 +59,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv else None)
+    try:
+        parser = build_parser(argv[0] if argv else None)
+    except ModuleNotFoundError as error:
+        refusal = missing_extra(error)
+        if refusal is None:
+            raise
+        print(f"kafkaform {argv[0]}: {refusal}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        try:
+            return handler(args)
+        except ModuleNotFoundError as error:  # an optional part not installed, else a bug
+            refusal = missing_extra(error)
+            if refusal is None:
+                raise
+            raise refusal from error
     except InputError as error:
         print(f"kafkaform {args.command}: {error}", file=sys.stderr)
         return 2
