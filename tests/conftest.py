@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
+
+# kafkaform seals the control node's secrets with the run's vault secret (kafkaform.sealed);
+# ./dev gives the suite the lab's. A test run started by hand gets one of its own, set before
+# anything imports Ansible's configuration, which reads it once.
+if not (os.environ.get("ANSIBLE_VAULT_PASSWORD_FILE")
+        or os.environ.get("ANSIBLE_VAULT_IDENTITY_LIST")):
+    _secret = Path(tempfile.mkdtemp(prefix="kafkaform-tests-")) / "vault-password"
+    _secret.write_text("kafkaform-tests\n")
+    _secret.chmod(0o600)
+    os.environ["ANSIBLE_VAULT_PASSWORD_FILE"] = str(_secret)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -8,7 +8,7 @@ import base64
 import os
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
@@ -44,9 +44,14 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
             return self._rendered(item, task_vars)
         source = self._find_needle("files", str(item["src"]))
         try:
-            with open(source, "rb") as handle:
-                return handle.read()
-        except OSError as error:
+            # Decrypted when vault-encrypted (the control node's keys are), as copy does.
+            real = self._loader.get_real_file(source, decrypt=True)
+            try:
+                with open(real, "rb") as handle:
+                    return handle.read()
+            finally:
+                self._loader.cleanup_tmp_file(real)
+        except (OSError, AnsibleError) as error:
             raise AnsibleActionFail(f"{item['dest']}: cannot read {source}: {error}") from error
 
     def run(self, tmp: str | None = None,

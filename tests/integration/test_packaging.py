@@ -103,6 +103,15 @@ def artifacts(work: Path) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
+def vault_password(work: Path) -> Path:
+    """The operator's vault secret: kafkaform seals the control node's secrets with it (SE-16)."""
+    path = work / "vault-password"
+    path.write_text("operators-own\n")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.fixture(scope="module")
 def inventories(work: Path) -> dict[str, Path]:
     paths = {}
     for name, text in (("good", GOOD), ("bad", BAD)):
@@ -191,11 +200,11 @@ def test_tarball_holds_the_collection_and_nothing_else(artifacts: dict[str, Path
 @pytest.mark.parametrize("install", ["wheel_install", "galaxy_install"])
 def test_preflight_by_fqcn_passes_a_good_and_stops_a_bad_inventory(
         install: str, request: pytest.FixtureRequest, work: Path,
-        inventories: dict[str, Path]) -> None:
+        inventories: dict[str, Path], vault_password: Path) -> None:
     env = request.getfixturevalue(install)
     playbook = str(Path(env["VIRTUAL_ENV"]) / "bin" / "ansible-playbook")
-    good = run([playbook, "-i", str(inventories["good"]), "kafkaform.platform.preflight"],
-               cwd=work, env=env)
+    good = run([playbook, "-i", str(inventories["good"]), "--vault-password-file",
+                str(vault_password), "kafkaform.platform.preflight"], cwd=work, env=env)
     assert "failed=0" in good.stdout
     bad = run([playbook, "-i", str(inventories["bad"]), "kafkaform.platform.preflight"],
               cwd=work, env=env, expect=2)
@@ -226,7 +235,8 @@ def test_wheel_cli_checks_inventories_with_conventional_exit_codes(
 
 
 def test_the_wheel_installs_beside_an_operators_ansible_and_leaves_it_as_it_was(
-        beside_install: dict[str, Any], work: Path, inventories: dict[str, Path]) -> None:
+        beside_install: dict[str, Any], work: Path, inventories: dict[str, Path],
+        vault_password: Path) -> None:
     before, after, env = beside_install["before"], beside_install["after"], beside_install["env"]
     changed = {name: (version, after.get(name)) for name, version in before.items()
                if after.get(name) != version}
@@ -238,7 +248,8 @@ def test_the_wheel_installs_beside_an_operators_ansible_and_leaves_it_as_it_was(
         bad = run([*argv, "check", "-i", str(inventories["bad"])], cwd=work, env=env, expect=1)
         assert "[ZK-07]" in bad.stderr
     good = run([str(bindir / "ansible-playbook"), "-i", str(inventories["good"]),
-                "kafkaform.platform.preflight"], cwd=work, env=env)
+                "--vault-password-file", str(vault_password), "kafkaform.platform.preflight"],
+               cwd=work, env=env)
     assert "failed=0" in good.stdout
     # A part left out says which extra brings it, before touching any host.
     missing = run([str(bindir / "kafkaform"), "verify", "-i", str(inventories["good"])],

@@ -23,9 +23,11 @@ from kafkaform.pki import (
     HostCertificate,
     certificate_info,
     ensure_host,
+    read_material,
     retire_previous_ca,
     rotate_ca,
 )
+from kafkaform.secrets import secret
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2031, 3, 1, 12, 0, tzinfo=UTC)
@@ -61,7 +63,7 @@ def certs(path: Path | str) -> list[x509.Certificate]:
 
 
 def password(tmp_path: Path) -> bytes:
-    return (tmp_path / "secrets" / "demo" / "keystore").read_text().strip().encode()
+    return secret("keystore", settings(tmp_path)).encode()
 
 
 def verify(leaf: x509.Certificate, trust: list[x509.Certificate], name: str,
@@ -152,8 +154,9 @@ def test_host_certificate_profile(tmp_path: Path) -> None:
     assert leaf.not_valid_before_utc == NOW - timedelta(minutes=5)
     assert leaf.not_valid_after_utc == NOW + timedelta(days=365)
     assert result.not_after == (NOW + timedelta(days=365)).isoformat()
-    key_pem = Path(result.key).read_bytes()
-    assert key_pem.startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
+    assert Path(result.key).read_bytes().startswith(b"$ANSIBLE_VAULT;")  # sealed at rest, SE-16
+    key_pem = read_material(result.key)
+    assert key_pem.startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, as the host gets it
     key = serialization.load_pem_private_key(key_pem, password=None)
     assert key.public_key() == leaf.public_key()
 
@@ -510,7 +513,7 @@ def test_a_service_certificate_has_its_own_key_and_leaves_the_host_certificate(
     exporter = issue(variables, ou="monitoring", service="monitoring")
     assert exporter.changed
     assert Path(exporter.cert).parent == pki(tmp_path) / "hosts" / HOST / "monitoring"
-    assert Path(exporter.key).read_bytes() != Path(broker.key).read_bytes()
+    assert read_material(exporter.key) != read_material(broker.key)
     assert exporter.subject == f"CN={HOST},OU=monitoring,O=demo"
     assert exporter.trust == broker.trust
     assert oct(Path(exporter.key).stat().st_mode & 0o777) == oct(0o600)

@@ -48,6 +48,9 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     # Where the cluster's generated secrets and its CA live on the control node, one directory
     # per cluster (0700). Keep it out of the repository and back it up. kafkaform.secrets
     "kafkaform_secrets_dir": "~/.kafkaform/secrets",
+    # true keeps the generated secrets and private keys in that directory in plain text; by
+    # default they are sealed with the run's Ansible Vault secret (kafkaform.sealed). SE-16
+    "kafkaform_secrets_plaintext": False,
     # Your own CA (PEM certificate and key on the control node) to sign the hosts' certificates;
     # empty means a CA generated once in the secrets directory. SE-02
     "kafkaform_tls_ca_cert": "",

@@ -1,14 +1,15 @@
 """The cluster's PKI on the control node: its CA and one certificate per host. SE-02
 
 Everything lives in ``<kafkaform_secrets_dir>/<kafka_cluster_name>/pki/`` (directories 0700,
-private keys and keystores 0600, the rest 0644)::
+private keys and keystores 0600, the rest 0644); the private keys are sealed with the run's vault
+secret (``sealed.py``) unless the inventory opts into plain text::
 
     ca.crt, ca.key                    the current CA, generated once (unless the inventory gives
                                       its own with kafkaform_tls_ca_cert and kafkaform_tls_ca_key)
     ca-previous.crt, ca-previous.key  the CA before the last rotate_ca, until retire_previous_ca
     trust.pem                         what every host trusts: the current CA, then the previous one
     hosts/<host>/cert.pem             the host's certificate followed by its CA chain
-    hosts/<host>/key.pem              its key (PKCS#8, unencrypted)
+    hosts/<host>/key.pem              its key (PKCS#8, sealed)
     hosts/<host>/keystore.p12         key, certificate and chain, under the keystore password
 
 :func:`ensure_host` issues or renews a host's certificate and writes nothing when all is current,
@@ -40,6 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.types import (
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from . import sealed
 from .defaults import CLUSTER_DEFAULTS
 from .secrets import cluster_dir, secret
 
@@ -80,6 +82,7 @@ class _Settings:
     ca_days: int
     cert_days: int
     renew_days: int
+    plain: bool  # kafkaform_secrets_plaintext: keys stored unsealed
 
     @property
     def user_ca(self) -> bool:
@@ -115,7 +118,8 @@ class _HostFiles:
 
 
 #: Cluster-wide variables :func:`ensure_host` reads besides every ``kafkaform_tls_*`` setting.
-CLUSTER_SETTINGS = frozenset({"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets"})
+CLUSTER_SETTINGS = frozenset({"kafka_cluster_name", "kafkaform_secrets_dir", "kafkaform_secrets",
+                              sealed.PLAINTEXT_SETTING})
 
 
 def reads(name: str) -> bool:
@@ -152,6 +156,7 @@ def _settings(variables: Mapping[str, Any]) -> _Settings:
         ca_days=_days(variables, "kafkaform_tls_ca_validity_days"),
         cert_days=_days(variables, "kafkaform_tls_cert_validity_days"),
         renew_days=_days(variables, "kafkaform_tls_renew_before_days"),
+        plain=sealed.plaintext(variables),
     )
     # Otherwise every certificate would be due for renewal the moment it is issued.
     if found.renew_days >= found.cert_days:
@@ -227,6 +232,27 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+
+
+def _read_private(path: Path, plain: bool, *, write: bool) -> bytes | None:
+    """A private key's PEM, unsealed; one stored in plain text that should not be (an earlier
+    release wrote it) is sealed in place when the run may write."""
+    data = _read(path)
+    if data is None:
+        return None
+    opened = sealed.unseal(data, str(path))
+    if write and sealed.needs_sealing(data, plain=plain):
+        _write_private(path, opened, plain)
+    return opened
+
+
+def _write_private(path: Path, pem: bytes, plain: bool) -> None:
+    _write(path, sealed.seal(pem, str(path), plain=plain), _PRIVATE)
+
+
+def read_material(path: str | Path) -> bytes:
+    """A file :func:`ensure_host` names, as a host gets it: a private key unsealed."""
+    return sealed.unseal(Path(path).read_bytes(), str(path))
 
 
 @contextlib.contextmanager
@@ -327,10 +353,11 @@ def _user_ca(settings: _Settings, now: datetime) -> _CA:
     if cert_data is None:
         raise ValueError(f"kafkaform_tls_ca_cert: {cert_path} does not exist on the control node: "
                          f"{cert_fix}")
-    key_data = _read(key_path)
+    key_data = _read(key_path)  # the operator's own file: read sealed or not, never rewritten
     if key_data is None:
         raise ValueError(f"kafkaform_tls_ca_key: {key_path} does not exist on the control node: "
                          f"{key_fix}")
+    key_data = sealed.unseal(key_data, f"kafkaform_tls_ca_key: {key_path}")
     certs = _certificates(cert_data, f"kafkaform_tls_ca_cert: {cert_path}", cert_fix)
     key = _issuer_key(key_data, f"kafkaform_tls_ca_key: {key_path}", key_fix)
     cert = certs[0]
@@ -354,10 +381,10 @@ def _user_ca(settings: _Settings, now: datetime) -> _CA:
     return _CA(cert, key, tuple(certs))
 
 
-def _generated_ca(pki: Path, stem: str) -> _CA | None:
+def _generated_ca(pki: Path, stem: str, plain: bool, *, write: bool) -> _CA | None:
     """The CA stored as ``<stem>.crt`` and ``<stem>.key``, or ``None`` when neither exists."""
     cert_path, key_path = pki / f"{stem}.crt", pki / f"{stem}.key"
-    cert_data, key_data = _read(cert_path), _read(key_path)
+    cert_data, key_data = _read(cert_path), _read_private(key_path, plain, write=write)
     if cert_data is None and key_data is None:
         return None
     restore = "restore it from your backup of kafkaform_secrets_dir"
@@ -379,11 +406,11 @@ def _current_ca(pki: Path, settings: _Settings, now: datetime, *, write: bool) -
     """The CA that signs, generated (and stored when ``write``) the first time. SE-02"""
     if settings.user_ca:
         return _user_ca(settings, now)
-    ca = _generated_ca(pki, "ca")
+    ca = _generated_ca(pki, "ca", settings.plain, write=write)
     if ca is None:
         ca = _generate_ca(settings.cluster, settings.ca_days, now)
         if write:
-            _store_ca(pki, "ca", ca)
+            _store_ca(pki, "ca", ca, settings.plain)
     elif ca.cert.not_valid_after_utc <= now:
         raise ValueError(f"the cluster CA {pki / 'ca.crt'} expired on "
                          f"{ca.cert.not_valid_after_utc.date()}: replace it with "
@@ -391,10 +418,10 @@ def _current_ca(pki: Path, settings: _Settings, now: datetime, *, write: bool) -
     return ca
 
 
-def _store_ca(pki: Path, stem: str, ca: _CA) -> None:
+def _store_ca(pki: Path, stem: str, ca: _CA, plain: bool) -> None:
     # Key first: a crash between the two leaves a key beside no certificate or a foreign one,
     # which the next run refuses with a fix instead of signing with a mismatched pair.
-    _write(pki / f"{stem}.key", _key_pem(ca.key), _PRIVATE)
+    _write_private(pki / f"{stem}.key", _key_pem(ca.key), plain)
     _write(pki / f"{stem}.crt", _pem(ca.cert), _PUBLIC)
 
 
@@ -525,7 +552,7 @@ class _Current:
     keystore: bytes | None
 
     @classmethod
-    def read(cls, files: _HostFiles) -> _Current:
+    def read(cls, files: _HostFiles, plain: bool, *, write: bool) -> _Current:
         cert: x509.Certificate | None = None
         chain: tuple[x509.Certificate, ...] = ()
         key: _HostKey | None = None
@@ -534,7 +561,7 @@ class _Current:
             with contextlib.suppress(ValueError):
                 cert, *rest = x509.load_pem_x509_certificates(data)
                 chain = tuple(rest)
-        data = _read(files.key)
+        data = _read_private(files.key, plain, write=write)  # sealed.SealError: not opened
         if data is not None:
             with contextlib.suppress(ValueError, TypeError):
                 loaded = serialization.load_pem_private_key(data, password=None)
@@ -638,9 +665,10 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
     with _locked(pki, exclusive=not dry_run):
         ca = _current_ca(pki, settings, moment, write=not dry_run)
         password = _keystore_password(variables, create=not dry_run)
-        current = _Current.read(files)
+        current = _Current.read(files, settings.plain, write=not dry_run)
         issuer = ca
-        previous = _generated_ca(pki, "ca-previous") if keep_previous_ca else None
+        previous = (_generated_ca(pki, "ca-previous", settings.plain, write=not dry_run)
+                    if keep_previous_ca else None)
         if previous is not None and current.cert is not None \
                 and _reissue_reason(current, previous, wanted, subject, settings, moment) == "":
             issuer = previous
@@ -657,7 +685,7 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
                 # certificate with a mismatching key, and reissues.
                 if with_keystore:
                     _write(files.keystore, _keystore(host, key, cert, ca, password), _PRIVATE)
-                _write(files.key, _key_pem(key), _PRIVATE)
+                _write_private(files.key, _key_pem(key), settings.plain)
                 _write(files.cert, _pem(cert, *ca.chain), _PUBLIC)
         else:
             cert = current.cert
@@ -699,11 +727,11 @@ def rotate_ca(variables: Mapping[str, Any], *, now: datetime | None = None) -> N
             raise ValueError(f"{pki / 'ca-previous.crt'} is still trusted from the last "
                              "rotation: retire it with retire_previous_ca once every host has "
                              "a certificate of the current CA, then rotate again")
-        old = _generated_ca(pki, "ca")
+        old = _generated_ca(pki, "ca", settings.plain, write=True)
         if old is not None:
-            _store_ca(pki, "ca-previous", old)
+            _store_ca(pki, "ca-previous", old, settings.plain)
         new = _generate_ca(settings.cluster, settings.ca_days, moment)
-        _store_ca(pki, "ca", new)
+        _store_ca(pki, "ca", new, settings.plain)
         _sync_trust(pki, new, write=True)
 
 
@@ -719,7 +747,7 @@ def retire_previous_ca(variables: Mapping[str, Any]) -> bool:
                 (pki / name).unlink()
                 changed = True
         ca = (_user_ca(settings, _now(None)) if settings.user_ca
-              else _generated_ca(pki, "ca"))
+              else _generated_ca(pki, "ca", settings.plain, write=True))
         if ca is not None and _sync_trust(pki, ca, write=True):
             changed = True
     return changed

@@ -720,6 +720,18 @@ CATALOGUE: tuple[Rule, ...] = (
          "the cluster CA. To query Prometheus from elsewhere, present a certificate the cluster "
          "CA issued (curl --cacert trust.pem --cert cert.pem --key key.pem).",
          (MONITORING_LIVE,)),
+    Rule("SE-16", "The secrets and private keys kafkaform keeps on the control node are "
+         "encrypted at rest",
+         "The secrets directory holds the cluster CA's key, every host's key and the passwords "
+         "of the keystores and ZooKeeper logins: whoever reads it can impersonate any broker "
+         "or sign certificates the whole cluster trusts.",
+         "Give every run your Ansible Vault secret, as ansible-playbook takes it "
+         "(--vault-password-file, --vault-id, --ask-vault-pass, ANSIBLE_VAULT_PASSWORD_FILE); "
+         "kafkaform seals what it writes with it (Ansible Vault's format) and seals files an "
+         "earlier release left in plain text. Plain text only with "
+         "kafkaform_secrets_plaintext: true. Re-key with ansible-vault rekey (README, "
+         "\"Secrets on the control node\").",
+         ("playbooks/preflight.yml", f"{_PKG}/deploys/hosts.py")),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "

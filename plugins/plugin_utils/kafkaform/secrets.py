@@ -2,21 +2,25 @@
 
 A secret the inventory does not give (``kafkaform_secrets: {name: value}``, from Ansible Vault in
 a real inventory) is generated once, stored in ``<kafkaform_secrets_dir>/<kafka_cluster_name>/``
-(directory 0700, files 0600) and read back on every later run, so a second run renders the same
-files and restarts nothing. Ansible reads them through the lookup ``kafkaform.platform.secret``;
-pyinfra and the verifier call :func:`secret` directly. Keep that directory out of the repository
+(directory 0700, files 0600, sealed with the run's vault secret: ``sealed.py``) and read back on
+every later run, so a second run renders the same files and restarts nothing. Ansible reads them
+through the lookup ``kafkaform.platform.secret``; pyinfra and the verifier call :func:`secret`
+directly. Keep that directory out of the repository
 and back it up: it holds the cluster CA's key too (``pki/``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets as random
 import string
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import sealed
 from .defaults import CLUSTER_DEFAULTS
 
 #: Every secret kafkaform generates, and what it protects.
@@ -28,7 +32,8 @@ KNOWN: dict[str, str] = {
 }
 
 #: The inventory variables :func:`secret` reads (cluster-wide settings).
-SETTINGS: tuple[str, ...] = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name")
+SETTINGS: tuple[str, ...] = ("kafkaform_secrets", "kafkaform_secrets_dir", "kafka_cluster_name",
+                             sealed.PLAINTEXT_SETTING)
 
 _ALPHABET = string.ascii_letters + string.digits
 _LENGTH = 32
@@ -83,20 +88,39 @@ def secret(name: str, variables: Mapping[str, Any]) -> str:
             raise ValueError(problems[0])
         return str(given)
     path = cluster_dir(variables) / name
+    if not path.exists():
+        value = "".join(random.choice(_ALPHABET) for _position in range(_LENGTH))
+        # Linked into place whole: a fork that lost the race reads the winner's, never half.
+        with contextlib.suppress(FileExistsError):
+            store(path, (value + "\n").encode(), variables, replace=False)
+    return _read(path, variables)
+
+
+def store(path: Path, data: bytes, variables: Mapping[str, Any], *, replace: bool) -> None:
+    """Write ``data`` sealed (``sealed.seal``) to ``path``, 0600, whole or not at all; when not
+    ``replace``, raise FileExistsError if ``path`` exists."""
+    content = sealed.seal(data, str(path), plain=sealed.plaintext(variables))
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read(path)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("".join(random.choice(_ALPHABET) for _position in range(_LENGTH)) + "\n")
-    return _read(path)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(temp, path)
+        else:
+            os.link(temp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
 
 
-def _read(path: Path) -> str:
-    # A fork that lost the O_EXCL race may read before the winner wrote: wait for the line.
-    for _attempt in range(100):
-        value = path.read_text(encoding="utf-8").strip()
-        if value:
-            return value
-        os.sched_yield()
-    raise RuntimeError(f"{path} is empty: delete it and run again to generate a new secret")
+def _read(path: Path, variables: Mapping[str, Any]) -> str:
+    data = path.read_bytes()
+    value = sealed.unseal(data, str(path)).decode("utf-8").strip()
+    if not value:
+        raise RuntimeError(f"{path} is empty: delete it and run again to generate a new secret")
+    if sealed.needs_sealing(data, plain=sealed.plaintext(variables)):  # plain before: seal it
+        store(path, data, variables, replace=True)
+    return value

@@ -11,6 +11,8 @@ checks     os_tuning     sysctl, limits and data disks of the zookeeper and kafk
            pipeline      500 events produced now land exactly once (the one check that writes)
            monitoring    exporters on the cluster address only, Prometheus scraping every
                          target of the model, Alertmanager ready
+           control_node  the secrets directory on this machine: every secret and private
+                         key sealed with Ansible Vault, readable by its owner only
 
 --limit PATTERN (Ansible's host pattern) visits only the matching hosts: the cluster checks check
 the matching members of their groups, os_tuning every matching host but Spark-only nodes (a host
@@ -44,6 +46,7 @@ CHECKS = {
     "spark": "test_spark.py",
     "pipeline": "test_pipeline.py",
     "monitoring": "test_monitoring.py",
+    "control_node": "test_control_node.py",
 }
 VERIFY_DIR = Path(__file__).resolve().parent / "verify"
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import checks, inventory
+from .. import checks, inventory, sealed
 from ..cli import InputError
 from ..defaults import as_bool, known_inputs
 from ..model import InventoryView
+from ..rules import cite
 
 #: Host data key naming the connector that executes on the host (see :mod:`.connector`).
 CONNECTION = "kafkaform_connection"
@@ -112,6 +113,11 @@ def preflight(view: InventoryView, source: str | Path) -> None:
         raise InventoryRefused(
             f"{source} breaks {len(failed)} cluster rule(s) (listed above, as `kafkaform check -i "
             f"{source}` lists them); no host was touched")
+    # As playbooks/preflight.yml: the control node's secrets are sealed with a vault secret.
+    unsealable = sealed.problem({sealed.PLAINTEXT_SETTING: view.cluster_var(
+        sealed.PLAINTEXT_SETTING, False)})
+    if unsealable:
+        raise InventoryRefused(f"[{cite('SE-16')}] {unsealable}; no host was touched")
 
 
 def host_data(host: inventory.InventoryHost, source: str | Path) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def _install(names: list[str], ou: str, service: str, rotation: str,
 
 def _copy(sources: Mapping[str, str], targets: Mapping[str, str], group: str) -> None:
     for kind, dest in targets.items():
-        content = Path(sources[kind]).read_bytes()
+        content = pki.read_material(sources[kind])
         remote = run_on(host.name, ["sh", "-c", f"sha512sum {shlex.quote(dest)} || true"])
         if remote.stdout.split(" ")[0] == hashlib.sha512(content).hexdigest():
             continue
@@ -70,7 +70,7 @@ def certificate(names: list[str], ou: str, group: str, *, service: str = "",
     changes = issued.changed or any(
         not Path(planned[kind]).is_file()
         or host.get_fact(Sha512File, path=dest)
-        != hashlib.sha512(Path(planned[kind]).read_bytes()).hexdigest()
+        != hashlib.sha512(pki.read_material(planned[kind])).hexdigest()
         for kind, dest in targets.items())
     if changes:
         python.call(name=f"Issue the {ou} certificate of the host and install it with the "
