@@ -6,6 +6,7 @@ own name in a VPC the fixture creates, since kafkaform takes the VPC and subnets
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -130,6 +131,62 @@ def test_second_up_makes_no_mutating_call(ec2: Any, tmp_path: Path) -> None:
     assert provision.up(ec2, spec, waiter_delay=1) == []
     assert counter.mutating == []
     assert tagged(ec2, "beta") == before
+    assert provision.plan(ec2, spec) == []
+
+
+def listed(source: Path) -> dict[str, Any]:
+    """``ansible-inventory --list`` of ``source``: the aws_ec2 plugin reaches moto through
+    AWS_ENDPOINT_URL, as boto3 does for kafkaform."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    result = subprocess.run([str(KAFKAFORM.with_name("ansible-inventory")), "-i", str(source),
+                             "--list"], capture_output=True, text=True, check=False, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = plain(json.loads(result.stdout))
+    return data
+
+
+def plain(value: Any) -> Any:
+    """ansible-inventory's JSON without its marks of untrusted text (``__ansible_unsafe``)."""
+    if isinstance(value, dict):
+        if set(value) == {"__ansible_unsafe"}:
+            return value["__ansible_unsafe"]
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def test_an_aws_ec2_inventory_yields_what_cloud_inventory_writes(ec2: Any, tmp_path: Path) -> None:
+    path, spec = write_spec(ec2, tmp_path, "dynamic", brokers=4)
+    up = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert up.returncode == 0, up.stderr
+    written = {}
+    for name, extra in (("static", []), ("dynamic", ["--dynamic"])):
+        written[name] = tmp_path / name
+        result = run_cli("cloud", "inventory", "--spec", str(path), "--output",
+                         str(written[name]), *extra)
+        assert result.returncode == 0, result.stderr
+    assert (written["dynamic"] / inventory.AWS_EC2_FILE).is_file()
+    assert not (written["dynamic"] / "hosts.yml").exists()
+    static, dynamic = listed(written["static"]), listed(written["dynamic"])
+    hostvars = static["_meta"]["hostvars"]
+    assert sorted(dynamic["_meta"]["hostvars"]) == sorted(hostvars) == sorted(
+        h.name for h in place(spec))
+    for group in (model.ZOOKEEPER, model.KAFKA_BROKER, model.SPARK_MASTER, model.SPARK_WORKER):
+        assert sorted(dynamic.get(group, {}).get("hosts", [])) == sorted(
+            static.get(group, {}).get("hosts", [])), group
+    for host, variables in hostvars.items():
+        found = dynamic["_meta"]["hostvars"][host]
+        assert {k: found.get(k) for k in variables} == variables, host
+    disks = hostvars["kafka2"]["os_tuning_data_disks"]
+    assert len(disks) == 2 and disks[0]["device"].startswith("/dev/disk/by-id/nvme-")
+    # The shipped example is the configuration the example spec gives.
+    example = parse(yaml.safe_load((Path(__file__).parents[2] / "inventory/aws/cluster.yml")
+                                   .read_text()))
+    shipped = Path(__file__).parents[2] / "inventory/aws" / inventory.AWS_EC2_FILE
+    assert yaml.safe_load(shipped.read_text()) == inventory.aws_ec2_config(example)
+    # Idempotent: the tags are in place, the next up changes nothing.
     assert provision.plan(ec2, spec) == []
 
 

@@ -99,7 +99,7 @@ def inventory_command(args: argparse.Namespace, spec: Spec) -> int:
             f"({', '.join(missing)}). Run `kafkaform cloud up --spec {args.spec}` first.")
         return 1
     written = inventory.write(Path(args.output), spec, place(spec), provision.addresses(seen),
-                              provision.volume_ids(seen))
+                              provision.volume_ids(seen), dynamic=args.dynamic)
     for path in written:
         say(f"wrote {path}")
     return 0
@@ -151,4 +151,7 @@ def add_commands(commands: Any) -> None:
         if name == "inventory":
             parser.add_argument("--output", required=True, metavar="DIR",
                                 help="directory to write hosts.yml and group_vars/ into")
+            parser.add_argument("--dynamic", action="store_true",
+                                help=f"write {inventory.AWS_EC2_FILE} (amazon.aws.aws_ec2: the "
+                                "same hosts from the instances' tags) instead of hosts.yml")
         parser.set_defaults(handler=guarded(handler))

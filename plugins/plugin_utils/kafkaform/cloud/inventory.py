@@ -15,6 +15,7 @@ Device names
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,56 @@ def host_vars(spec: Spec, host: Host, address: str | None,
     return data
 
 
+#: The instance tags that carry what the inventory needs of a host (``up`` writes them), so an
+#: ``amazon.aws.aws_ec2`` inventory yields the same hosts, groups and variables.
+ID_TAGS = ("zookeeper_id", "kafka_broker_id")
+TAG_PREFIX = "kafkaform:"
+DISK_TAG = "kafkaform:disk"
+
+
+def instance_tags(spec: Spec, host: Host, volume_ids: Mapping[str, str]) -> dict[str, str]:
+    """The inventory's tags of one instance: its ids, and one tag per data disk (a tag value
+    holds 256 characters: a whole list of NVMe device names would not fit in one)."""
+    data = host_vars(spec, host, None, volume_ids)
+    tags = {f"{TAG_PREFIX}{key}": str(data[key]) for key in ID_TAGS if key in data}
+    for index, disk in enumerate(data.get("os_tuning_data_disks", [])):
+        tags[f"{DISK_TAG}{index:02d}"] = json.dumps(disk, separators=(",", ":"), sort_keys=True)
+    return tags
+
+
+def is_inventory_tag(key: str) -> bool:
+    return key.startswith(DISK_TAG) or key in {f"{TAG_PREFIX}{k}" for k in ID_TAGS}
+
+
+#: The aws_ec2 plugin's Jinja for each host variable ``host_vars`` writes; an expression that
+#: does not apply to a host (no such tag) leaves the variable out, as ``strict: false`` says.
+AWS_EC2_COMPOSE = {
+    "ansible_host": "private_ip_address",
+    "rack": "placement.availability_zone",
+    "zookeeper_id": "tags['kafkaform:zookeeper_id'] | int",
+    "kafka_broker_id": "tags['kafkaform:kafka_broker_id'] | int",
+    "os_tuning_data_disks": (
+        "tags | dict2items | selectattr('key', 'match', 'kafkaform:disk[0-9]+$') "
+        "| sort(attribute='key') | map(attribute='value') | map('from_json') | list "
+        "if 'kafkaform:disk00' in tags else tags['kafkaform:disk00']"),
+}
+
+
+def aws_ec2_config(spec: Spec) -> dict[str, Any]:
+    """An ``amazon.aws.aws_ec2`` inventory configuration that yields the hosts, groups and host
+    variables of ``hosts.yml`` from the instances' tags (group_vars/all.yml beside it)."""
+    return {
+        "plugin": "amazon.aws.aws_ec2",
+        "regions": [spec.region],
+        "filters": {f"tag:{TAG_PREFIX}cluster": spec.name,
+                    "instance-state-name": ["pending", "running", "stopping", "stopped"]},
+        "hostnames": [f"tag:{TAG_PREFIX}id"],
+        "keyed_groups": [{"key": f"tags['{TAG_PREFIX}role']", "prefix": "", "separator": ""}],
+        "compose": dict(AWS_EC2_COMPOSE),
+        "strict": False,
+    }
+
+
 def cluster_vars(spec: Spec) -> dict[str, Any]:
     """group_vars/all: the cluster's name, its settings from the spec, and the SSH user."""
     data: dict[str, Any] = {"kafka_cluster_name": spec.name, "ansible_user": spec.ssh_user}
@@ -136,20 +187,32 @@ def view(spec: Spec, hosts: Sequence[Host], addresses: Mapping[str, str],
     return model.InventoryView(groups=groups, hostvars=hostvars)
 
 
+#: The file name of the dynamic inventory (the aws_ec2 plugin takes files ending in aws_ec2.yml).
+AWS_EC2_FILE = "kafkaform.aws_ec2.yml"
+
+
 def write(directory: Path, spec: Spec, hosts: Sequence[Host], addresses: Mapping[str, str],
-          volume_ids: Mapping[str, str]) -> list[Path]:
-    """Write ``hosts.yml`` and ``group_vars/all.yml`` under ``directory``; returns the paths."""
-    children: dict[str, Any] = {}
-    for host in hosts:
-        group = children.setdefault(host.group, {"hosts": {}})
-        group["hosts"][host.name] = host_vars(spec, host, addresses.get(host.name), volume_ids)
+          volume_ids: Mapping[str, str], *, dynamic: bool = False) -> list[Path]:
+    """Write ``hosts.yml`` (or, ``dynamic``, the aws_ec2 configuration that finds the same hosts
+    by their tags) and ``group_vars/all.yml`` under ``directory``; returns the paths."""
     header = (f"# Written by `kafkaform cloud inventory` for cluster {spec.name} ({spec.region}).\n"
               "# Rewritten on every run: edit the spec, not this file.\n")
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "group_vars").mkdir(exist_ok=True)
-    hosts_file = directory / "hosts.yml"
+    if dynamic:
+        hosts_file = directory / AWS_EC2_FILE
+        content = dump(aws_ec2_config(spec))
+    else:
+        children: dict[str, Any] = {}
+        for host in hosts:
+            group = children.setdefault(host.group, {"hosts": {}})
+            group["hosts"][host.name] = host_vars(spec, host, addresses.get(host.name),
+                                                  volume_ids)
+        hosts_file = directory / "hosts.yml"
+        content = dump({"all": {"children": children}})
+    # The other form of the inventory would list every host twice.
+    (directory / ("hosts.yml" if dynamic else AWS_EC2_FILE)).unlink(missing_ok=True)
     all_file = directory / "group_vars" / "all.yml"
-    hosts_file.write_text("---\n" + header + dump({"all": {"children": children}}),
-                          encoding="utf-8")
+    hosts_file.write_text("---\n" + header + content, encoding="utf-8")
     all_file.write_text("---\n" + header + dump(cluster_vars(spec)), encoding="utf-8")
     return [hosts_file, all_file]

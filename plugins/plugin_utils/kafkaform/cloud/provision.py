@@ -357,6 +357,7 @@ def _apply(client: Any, spec: Spec, seen: Observed, *, dry_run: bool,
         _wait(client, "instance_running", waiter_delay, InstanceIds=sorted(set(created + pending)))
 
     yield from _volumes(client, spec, seen, hosts, dry_run=dry_run, waiter_delay=waiter_delay)
+    yield from _inventory_tags(client, spec, seen, hosts, dry_run=dry_run)
 
 
 def _run_instance(client: Any, spec: Spec, host: Host, ids: Mapping[str, str]) -> dict[str, Any]:
@@ -420,6 +421,34 @@ def _volumes(client: Any, spec: Spec, seen: Observed, hosts: Iterable[Host], *, 
         attached.append(found["VolumeId"])
     if attached:
         _wait(client, "volume_in_use", waiter_delay, VolumeIds=attached)
+
+
+def _inventory_tags(client: Any, spec: Spec, seen: Observed, hosts: Iterable[Host], *,
+                    dry_run: bool) -> Iterable[Change]:
+    """Each instance's inventory tags (ids, data disks) as the spec and its volumes say, so a
+    dynamic inventory (``kafkaform cloud inventory --dynamic``) finds what ``hosts.yml`` holds."""
+    ids = volume_ids(seen)
+    for host in hosts:
+        instance = seen.instances.get(host.name)
+        if instance is None:
+            continue
+        have = {k: v for k, v in tags_of(instance).items() if inventory.is_inventory_tag(k)}
+        want = inventory.instance_tags(spec, host, ids)
+        stale = sorted(set(have) - set(want))
+        differ = {k: v for k, v in want.items() if have.get(k) != v}
+        if not differ and not stale:
+            continue
+        yield Change("tag", "instance", host.name, ", ".join(sorted([*differ, *stale])))
+        if dry_run:
+            continue
+        if differ:
+            client.create_tags(Resources=[instance["InstanceId"]],
+                               Tags=[{"Key": k, "Value": v} for k, v in differ.items()])
+        if stale:
+            client.delete_tags(Resources=[instance["InstanceId"]],
+                               Tags=[{"Key": k} for k in stale])
+        kept = {k: v for k, v in tags_of(instance).items() if k not in stale}
+        instance["Tags"] = [{"Key": k, "Value": v} for k, v in {**kept, **differ}.items()]
 
 
 def addresses(seen: Observed) -> dict[str, str]:
