@@ -536,3 +536,16 @@ def test_serve_serves_the_mirror_over_http_on_loopback(tmp_path: Path) -> None:
                 assert response.read() == b"archive"
         finally:
             server.terminate()
+
+
+def test_a_tool_shows_its_download_progress_and_its_tail_on_failure(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    script = ("echo '[INFO] Scanning for projects'; "
+              "echo 'Downloaded from central: https://repo/x.jar (1.2 MB at 3 MB/s)'; "
+              "echo '[WARNING] checksum policy'")
+    mirror.run_tool(["sh", "-c", script], "maven", "hint")
+    shown = capsys.readouterr().err
+    assert "    Downloaded from central: https://repo/x.jar (1.2 MB at 3 MB/s)" in shown
+    assert "[WARNING] checksum policy" in shown and "Scanning" not in shown
+    with pytest.raises(mirror.MirrorError, match=r"(?s)maven failed \(exit 3\):.*Scanning.*hint"):
+        mirror.run_tool(["sh", "-c", script + "; exit 3"], "maven", "hint")

@@ -416,23 +416,35 @@ def mirror_answers(name: str) -> bool:
 
 def wait_ready(hosts: Sequence[str], mirror: str | None, timeout: float) -> None:
     """Wait until every host's systemd is up and the mirror answers; name what is late."""
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     waiting = set(hosts)
     states: dict[str, str] = {}
     mirror_up = mirror is None
+    said = started
+    say(f"waiting for systemd on {len(hosts)} host(s)"
+        + (f" and for the mirror's HTTP server on {mirror}" if mirror else ""))
     while True:
         for name in sorted(waiting):
             states[name] = systemd_state(name)
             if states[name] in READY_STATES:
                 waiting.discard(name)
+                say(f"{name}: systemd {states[name]} after {time.monotonic() - started:.0f}s")
                 if states[name] == "degraded":
                     failed = podman(
                         "exec", name, "systemctl", "--failed", "--plain", "--no-legend", check=False
                     ).split()
                     say(f"{name}: systemd degraded, failed units: {' '.join(failed[::4])}")
-        mirror_up = mirror_up or mirror_answers(str(mirror))
+        if not mirror_up and mirror_answers(str(mirror)):
+            mirror_up = True
+            say(f"{mirror}: serving after {time.monotonic() - started:.0f}s")
         if not waiting and mirror_up:
             return
+        if time.monotonic() - said >= 15:  # what is still late, so a slow start shows why
+            said = time.monotonic()
+            late = [f"{n} ({states.get(n)})" for n in sorted(waiting)]
+            say(f"still waiting after {said - started:.0f}s for: "
+                + ", ".join(late + ([] if mirror_up else [f"{mirror} (http)"])))
         if time.monotonic() > deadline:
             late = [f"{n} ({states.get(n)})" for n in sorted(waiting)]
             if not mirror_up:

@@ -20,6 +20,7 @@ archives and stops there, without running Maven or pip.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import functools
 import gzip
@@ -337,14 +338,27 @@ def publish(
 # Maven and pip
 
 
+#: The lines of a tool's output shown as it runs: the resolver's and pip's own progress
+#: (what they download, with sizes) and their warnings; everything else only on failure.
+SHOWN = re.compile(r"Download|Saved|Collecting|WARN|ERROR", re.IGNORECASE)
+
+
 def run_tool(command: Sequence[str], what: str, hint: str, cwd: Path | None = None) -> None:
-    """Run an external tool; on failure raise MirrorError with its output's tail and a hint."""
+    """Run an external tool, showing its progress lines as they come (indented under the
+    artifact's own); on failure raise MirrorError with its output's tail and a hint."""
     if shutil.which(command[0]) is None and not Path(command[0]).is_file():
         raise MirrorError(f"{command[0]} is not installed; {hint}")
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
-        raise MirrorError(f"{what} failed (exit {result.returncode}):\n{tail}\n{hint}")
+    tail: collections.deque[str] = collections.deque(maxlen=25)
+    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            tail.append(line.rstrip())
+            if SHOWN.search(line):
+                print(f"    {line.rstrip()}", file=sys.stderr, flush=True)
+    if process.returncode != 0:
+        lines = "\n".join(tail)
+        raise MirrorError(f"{what} failed (exit {process.returncode}):\n{lines}\n{hint}")
 
 
 def maven_pom(roots: Sequence[str], bom: str | None = None) -> str:
@@ -539,7 +553,7 @@ def maven_resolve(roots: Sequence[str], work: Path, bom: str | None = None) -> l
     (work / "pom.xml").write_text(maven_pom(roots, bom))
     out = work / "jars"
     command = [
-        "mvn", "-B", "-q", "--strict-checksums", "-f", str(work / "pom.xml"),
+        "mvn", "-B", "--strict-checksums", "-f", str(work / "pom.xml"),
         *maven_settings_args(work, maven_home()),
         f"{DEPENDENCY_PLUGIN}:copy-dependencies",
         "-DincludeScope=runtime",
@@ -569,7 +583,7 @@ def pyspark_sdist(version: str, cache: Path) -> Path:
         return target
     progress(f"spark {version}", "downloading pyspark sdist with pip (~450 MB, once)")
     command = [
-        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+        sys.executable, "-m", "pip", "download", "--progress-bar", "off", "--no-deps",
         "--no-binary", ":all:", f"pyspark=={version}", "-d", str(target.parent),
     ]  # fmt: skip
     hint = (
