@@ -732,6 +732,14 @@ CATALOGUE: tuple[Rule, ...] = (
          "kafkaform_secrets_plaintext: true. Re-key with ansible-vault rekey (README, "
          "\"Secrets on the control node\").",
          ("playbooks/preflight.yml", f"{_PKG}/deploys/hosts.py")),
+    Rule("SE-17", "Every TLS port offers TLS 1.2 or 1.3 with AEAD cipher suites only",
+         "CBC suites (Lucky Thirteen and its kin) and static RSA key exchange (no forward "
+         "secrecy) are what scanners and auditors flag first; Mozilla's \"intermediate\" "
+         "configuration keeps every supported client while offering neither.",
+         "Nothing to set: Kafka's listeners (ssl.cipher.suites, ssl.enabled.protocols), Spark's "
+         "web UIs (spark.ssl.enabledAlgorithms) and the monitoring services (web.yml) get the "
+         "one list of kafkaform/tls_policy.py; kafkaform verify --checks tls scans every port.",
+         (f"{_PKG}/verify/test_tls.py",)),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "

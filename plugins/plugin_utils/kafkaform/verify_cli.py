@@ -13,6 +13,8 @@ checks     os_tuning     sysctl, limits and data disks of the zookeeper and kafk
                          target of the model, Alertmanager ready
            control_node  the secrets directory on this machine: every secret and private
                          key sealed with Ansible Vault, readable by its owner only
+           tls           every TLS port, scanned from a host of the cluster: TLS 1.2+ with
+                         AEAD suites only
 
 --limit PATTERN (Ansible's host pattern) visits only the matching hosts: the cluster checks check
 the matching members of their groups, os_tuning every matching host but Spark-only nodes (a host
@@ -47,6 +49,7 @@ CHECKS = {
     "pipeline": "test_pipeline.py",
     "monitoring": "test_monitoring.py",
     "control_node": "test_control_node.py",
+    "tls": "test_tls.py",
 }
 VERIFY_DIR = Path(__file__).resolve().parent / "verify"
 

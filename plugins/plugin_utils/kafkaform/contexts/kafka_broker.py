@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import tls_policy
 from ..catalog import CATALOG, kafka_major, release_key
 from ..contexts import SYSTEMD_UNIT_DIR, service_directories
 from ..contexts.extras import declared_entries, one_line_settings
@@ -167,7 +168,7 @@ SECURITY_KEYS = frozenset({
     "config.providers.file.class", "ssl.keystore.type", "ssl.keystore.location",
     "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.enabled.protocols",
-    "ssl.client.auth", "sasl.enabled.mechanisms",
+    "ssl.cipher.suites", "ssl.client.auth", "sasl.enabled.mechanisms",
 })
 SECURITY_PREFIXES = ("listener.name.",)
 
@@ -254,7 +255,10 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": tls["trust"],
         "ssl.endpoint.identification.algorithm": "https",
-        "ssl.enabled.protocols": "TLSv1.3,TLSv1.2",
+        # TLS 1.2+ with AEAD suites only, on every listener and every connection the node
+        # makes (SE-17, kafkaform.tls_policy).
+        "ssl.enabled.protocols": ",".join(tls_policy.PROTOCOLS),
+        "ssl.cipher.suites": ",".join(tls_policy.JAVA_SUITES),
         **{f"listener.name.{name.lower()}.ssl.client.auth": "required"
            for name in (BROKER_LISTENER, CONTROLLER_LISTENER) if name in names},
         # Any certificate of the cluster CA whose subject says OU=kafka-broker is a broker (and

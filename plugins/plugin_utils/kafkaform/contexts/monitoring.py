@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import tls_policy
 from ..defaults import setting
 from ..model import GROUPS, MONITORING
 from . import SYSTEMD_UNIT_DIR
@@ -135,6 +136,8 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "jvms": jvm_targets(cluster),
         "spark": spark_targets(cluster),
         "tls": tls_files(),
+        # TLS 1.2's AEAD suites in Go's names; its TLS 1.3 suites are all AEAD (SE-17).
+        "tls_cipher_suites": list(tls_policy.GO_SUITES),
         "tls_names": [host],
         "tls_service": TLS_SERVICE,
         "alertmanagers": [f"{m}:{int(get('alertmanager_port'))}"

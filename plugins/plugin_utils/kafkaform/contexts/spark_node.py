@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import tls_policy
 from ..catalog import SCALA_BINARY_VERSION
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
@@ -250,6 +251,8 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
         "spark.ssl.keyStore": tls["keystore"],
         "spark.ssl.keyStoreType": "PKCS12",
         "spark.ssl.protocol": "TLSv1.3",
+        # TLS 1.2+ with AEAD suites only (SE-17, kafkaform.tls_policy).
+        "spark.ssl.enabledAlgorithms": ",".join(tls_policy.JAVA_SUITES),
         # The UIs authenticate no one: they show state, they kill nothing.
         "spark.ui.killEnabled": "false",
         **METRICS_SINKS,
