@@ -13,7 +13,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from . import acls, catalog, inputs, kraft_migration, model, secrets, security_steps, topics
+from . import (
+    acls,
+    catalog,
+    formats,
+    inputs,
+    kraft_migration,
+    model,
+    secrets,
+    security_steps,
+    topics,
+)
 from .contexts import kafka_broker, spark_node, spark_pipeline, zookeeper
 from .defaults import (
     CLUSTER_DEFAULTS,
@@ -736,6 +746,22 @@ def input_types(view: InventoryView) -> Iterator[Finding]:
         yield Finding(cite("KF-02"), problem, f"give it the type {where} lists", tuple(hosts))
 
 
+def input_formats(view: InventoryView) -> Iterator[Finding]:
+    """Every string input a service or the OS parses is in that reader's syntax: Prometheus's
+    durations and sizes, absolute paths, account names, addresses (kafkaform.formats)."""
+    pairs = []
+    for role in INVENTORY_ROLES:
+        names = [name for name, spec in role_options(role).items()
+                 if spec.get("type", "str") in ("str", "path") and formats.format_of(name)]
+        for host in role_hosts(view, role):
+            variables = view.variables(host)
+            pairs += [(host, problem) for name in names if name in variables
+                      if (problem := formats.problem(name, variables.get(name)))]
+    for problem, hosts in _grouped(pairs).items():
+        yield Finding(cite("KF-02"), problem, "write it in that syntax (roles/<role>/README.md "
+                      "lists each input)", tuple(hosts))
+
+
 #: Per-host variables the templates render besides the inputs: rack and address.
 RENDERED_HOST_VARS = ("rack", "ansible_host")
 
@@ -882,6 +908,7 @@ RULES: tuple[Rule, ...] = (
     data_disk_declarations,
     dedicated_hosts,
     role_inputs,
+    input_formats,
     unknown_variables,
     line_breaks,
     jvm_options,
