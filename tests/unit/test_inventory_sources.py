@@ -36,13 +36,13 @@ import json, sys
 from kafkaform import cli, inventory
 command, argv = sys.argv[1], sys.argv[2:]
 if command == "pyinfra":
-    hosts = inventory.load_hosts(argv[0])[1]
+    view, hosts = inventory.load_hosts(argv[0])
     found = {h.name: dict(h.variables) for h in hosts}
 else:
     args = cli.build_parser(command).parse_args([command, *argv])
     view = inventory.load_every_host(inventory.Sources.from_args(args))
     found = {name: dict(variables) for name, variables in view.hostvars.items()}
-print(json.dumps(found, default=str))
+print(json.dumps({"hostvars": found, "groups": dict(view.groups)}, default=str))
 """
 
 
@@ -170,14 +170,39 @@ def layouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Layout]:
     found["several -i, INI with host_vars/"] = Layout(
         "several", several, ["-i", "yaml", "-i", "ini/workers.ini", "--vault-password-file",
                              "../pw"])
+
+    plugin = base / "plugin"  # an inventory plugin's configuration beside a plain file
+    copy_lab(plugin)
+    hosts = yaml.safe_load((plugin / "hosts.yml").read_text())
+    del hosts["all"]["children"]["spark_worker"]
+    (plugin / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    write_vaulted_file(plugin / "group_vars" / "all.yml", lab_vars())
+    (plugin / "workers.generator.yml").write_text(yaml.safe_dump({
+        "plugin": "ansible.builtin.generator",
+        "hosts": {"name": "kf-spark-worker{{ n }}", "parents": [{"name": "spark_worker"}]},
+        "layers": {"n": ["1"]}}))
+    found["inventory plugin beside a file, --vault-password-file"] = Layout(
+        "plugin", base, ["-i", "plugin", "--vault-password-file", "pw"])
     return found
 
 
 def listed(layout: Layout) -> dict[str, Any]:
+    """``ansible-inventory --list``: each host's variables, vault values decrypted, and the
+    hosts of each group (its children's included)."""
     result = layout.run(str(BIN / "ansible-inventory"), "--list", *layout.options)
     assert result.returncode == 0, result.stderr
-    hostvars: dict[str, Any] = json.loads(result.stdout)["_meta"]["hostvars"]
-    return {host: decrypt(variables) for host, variables in hostvars.items()}
+    data = json.loads(result.stdout)
+
+    def members(group: str) -> list[str]:
+        entry = data.get(group, {})
+        hosts = list(entry.get("hosts", []))
+        for child in entry.get("children", []):
+            hosts += [h for h in members(child) if h not in hosts]
+        return hosts
+
+    return {"hostvars": {host: decrypt(variables)
+                         for host, variables in data["_meta"]["hostvars"].items()},
+            "groups": {group: members(group) for group in data if group != "_meta"}}
 
 
 def read_by(layout: Layout, command: str) -> dict[str, Any]:
@@ -209,6 +234,7 @@ LAYOUT_NAMES = [
     "inline !vault, ANSIBLE_VAULT_IDENTITY_LIST with a label",
     "inline !vault, --ask-vault-pass",
     "several -i, INI with host_vars/",
+    "inventory plugin beside a file, --vault-password-file",
 ]
 
 
@@ -223,11 +249,15 @@ def test_every_command_reads_what_ansible_inventory_lists(layouts: dict[str, Lay
         expected = listed(layout)
     commands = ["check", "verify"] + (["pyinfra"] if layout.pyinfra_source else [])
     for command in commands:
-        found = read_by(layout, command)
-        assert sorted(found) == sorted(expected), command
-        for host, variables in expected.items():
+        read = read_by(layout, command)
+        found = read["hostvars"]
+        assert sorted(found) == sorted(expected["hostvars"]), command
+        for host, variables in expected["hostvars"].items():
             mine = {k: v for k, v in found[host].items() if k not in internal()}
             assert mine == variables, (command, host)
+        for group, hosts in read["groups"].items():
+            assert sorted(hosts) == sorted(expected["groups"].get(group, [])), (command, group)
+        assert read["groups"]["spark_worker"] == ["kf-spark-worker1"], command
         admin = next(u for u in found["kf-kafka1"]["kafka_users"] if u["name"] == "admin")
         assert admin["password"] == SHORT, command  # decrypted, not the ciphertext
 

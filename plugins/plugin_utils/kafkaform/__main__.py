@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported by a checker, it runs nothing
+    sys.exit(main())

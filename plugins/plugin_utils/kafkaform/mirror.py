@@ -351,8 +351,7 @@ def run_tool(command: Sequence[str], what: str, hint: str, cwd: Path | None = No
     tail: collections.deque[str] = collections.deque(maxlen=25)
     with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
+        for line in process.stdout or ():
             tail.append(line.rstrip())
             if SHOWN.search(line):
                 print(f"    {line.rstrip()}", file=sys.stderr, flush=True)
