@@ -161,6 +161,18 @@ BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
      mutate(lambda s: s["kafka_broker"]["k2"].update(
          os_tuning_sysctl_overrides={"vm.swappiness": 0})),
      {}, "OS-03", "vm.swappiness 0", {"k2"}),
+    # What the brokers ask of ZooKeeper fits what the ensemble grants.
+    ("broker session timeout above 20 ticks",
+     mutate(lambda s: s["kafka_broker"]["k2"].update(
+         kafka_broker_zookeeper_session_timeout_ms=60000)),
+     {}, "KB-18", "kafka_broker_zookeeper_session_timeout_ms 60000 is outside the 4000 to 40000 "
+     "ms the ensemble grants a session (2 and 20 times zookeeper_tick_time_ms 2000): ZooKeeper "
+     "would hold the brokers to 40000 ms", {"k2"}),
+    ("ensemble tick too short for the brokers' timeout",
+     mutate(lambda s: [s["zookeeper"][h].update(zookeeper_tick_time_ms=500)
+                       for h in s["zookeeper"]]),
+     {}, "KB-18", "kafka_broker_zookeeper_session_timeout_ms 18000 is outside the 1000 to 10000",
+     {"k1", "k2", "k3"}),
     ("kernel setting not a number",
      mutate(lambda s: s["kafka_broker"]["k2"].update(
          os_tuning_sysctl_overrides={"vm.max_map_count": "lots"})),
@@ -645,3 +657,16 @@ def test_the_model_lists_controllers_by_node_id_and_marks_combined_hosts() -> No
     assert [(c.host, c.node_id, c.combined) for c in found] == [
         ("k3", 3, True), ("c2", 3002, False), ("c3", 3003, False), ("c1", 3009, False)]
     assert found[0].address == "10.0.0.3"
+
+
+def test_a_session_timeout_the_ensemble_grants_by_its_own_bounds_passes() -> None:
+    """maxSessionTimeout in every member's extra settings widens what the ensemble grants."""
+    spec = lab_like()
+    for member in spec["zookeeper"].values():
+        member["zookeeper_extra_settings"] = {"maxSessionTimeout": 60000}
+    for broker in spec["kafka_broker"].values():
+        broker["kafka_broker_zookeeper_session_timeout_ms"] = 60000
+    assert [f.text() for f in checks.check(view_of(spec)) if f.rule == "KB-18"] == []
+    spec["zookeeper"]["zk3"]["zookeeper_extra_settings"] = {}  # one member grants less
+    found = [f for f in checks.check(view_of(spec)) if f.rule == "KB-18"]
+    assert len(found) == 1 and "outside the 4000 to 40000 ms" in found[0].message

@@ -505,6 +505,56 @@ def sysctl_settings(view: InventoryView, host: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in merged.items()}
 
 
+def _session_bounds(view: InventoryView) -> tuple[int, int, str] | None:
+    """The session timeouts every member of the ensemble grants, ms, and where they come from:
+    each member's minSessionTimeout and maxSessionTimeout (2 and 20 ticks unless its
+    zookeeper_extra_settings set them); None when a value is unreadable (its type check says so).
+    """
+    lows, highs, sources = [], [], set()
+    for member in view.members(model.ZOOKEEPER):
+        inputs_ = host_inputs(view, "zookeeper", member)
+        tick = as_int(setting(inputs_, "zookeeper_tick_time_ms"))
+        extra = setting(inputs_, "zookeeper_extra_settings") or {}
+        if tick is None or not isinstance(extra, dict):
+            return None
+        given_low, given_high = (as_int(extra.get(key))
+                                 for key in ("minSessionTimeout", "maxSessionTimeout"))
+        lows.append(given_low if given_low is not None else 2 * tick)
+        highs.append(given_high if given_high is not None else 20 * tick)
+        sources.add("minSessionTimeout or maxSessionTimeout in zookeeper_extra_settings"
+                    if given_low is not None or given_high is not None
+                    else f"2 and 20 times zookeeper_tick_time_ms {tick}")
+    if not lows:
+        return None
+    return max(lows), min(highs), "; ".join(sorted(sources))
+
+
+def zookeeper_session_fits(view: InventoryView) -> Iterator[Finding]:
+    """What the brokers ask of ZooKeeper fits what the ensemble grants (KB-18): a member
+    negotiates each session's timeout into its own bounds, silently, and the broker then lives
+    with the timeout it got, not the one it was given."""
+    brokers = view.members(model.KAFKA_BROKER)
+    if not brokers or view.cluster_var("kafka_kraft_migration") == kraft_migration.FINALIZED:
+        return
+    bounds = _session_bounds(view)
+    if bounds is None:
+        return
+    low, high, source = bounds
+    asked: dict[int, list[str]] = defaultdict(list)
+    for broker in brokers:
+        timeout = as_int(setting(host_inputs(view, "kafka_broker", broker),
+                                 "kafka_broker_zookeeper_session_timeout_ms"))
+        if timeout is not None and not low <= timeout <= high:
+            asked[timeout].append(broker)
+    for timeout, hosts in asked.items():
+        granted = min(max(timeout, low), high)
+        yield Finding(cite("KB-18"), f"kafka_broker_zookeeper_session_timeout_ms {timeout} is "
+                      f"outside the {low} to {high} ms the ensemble grants a session ({source}): "
+                      f"ZooKeeper would hold the brokers to {granted} ms",
+                      f"set it between {low} and {high}, or change zookeeper_tick_time_ms",
+                      tuple(hosts))
+
+
 def kernel_settings(view: InventoryView) -> Iterator[Finding]:
     for host in view.members(model.ZOOKEEPER) + view.members(model.KAFKA_BROKER):
         yield from kernel_findings(host, sysctl_settings(view, host))
@@ -905,6 +955,7 @@ RULES: tuple[Rule, ...] = (
     listener_ports,
     security_migration,
     kernel_settings,
+    zookeeper_session_fits,
     data_disk_declarations,
     dedicated_hosts,
     role_inputs,

@@ -255,11 +255,14 @@ CATALOGUE: tuple[Rule, ...] = (
          "Operators may delete a topic on purpose; a converge never does it for them.",
          "Set kafka_broker_delete_topic_enable false to forbid deletion altogether.",
          DOCUMENTED_ONLY),
-    Rule("KB-18", "A ZooKeeper session timeout of 18 seconds",
+    Rule("KB-18", "A ZooKeeper session timeout of 18 seconds, within what the ensemble grants",
          "Long enough to ride out a GC pause, short enough that a dead broker loses its "
-         "leadership quickly.",
-         "Set kafka_broker_zookeeper_session_timeout_ms.",
-         DOCUMENTED_ONLY),
+         "leadership quickly. A member negotiates every session's timeout into its own bounds "
+         "(2 to 20 ticks unless minSessionTimeout and maxSessionTimeout say otherwise), "
+         "silently: a broker asking for more or less runs with what it was granted.",
+         "Set kafka_broker_zookeeper_session_timeout_ms within 2 and 20 times "
+         "zookeeper_tick_time_ms (4 to 40 s by default).",
+         (PREFLIGHT,)),
     Rule("KB-20", "A log cleaner dedupe buffer sized for compaction",
          "Too small a buffer makes compacting large topics slow; more than a quarter of the heap "
          "starves the broker.",
