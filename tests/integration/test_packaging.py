@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import venv
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,22 +32,7 @@ BIN = Path(sys.executable).parent
 ROLE_PLAYBOOKS = ("site", "zookeeper", "kafka_broker", "os_tuning", "spark_node", "pipeline",
                   "rolling_restart", "pipeline_check")
 
-GOOD = textwrap.dedent(
-    """\
-    all:
-      children:
-        zookeeper:
-          hosts:
-            zk1: {zookeeper_id: 1, rack: a}
-            zk2: {zookeeper_id: 2, rack: b}
-            zk3: {zookeeper_id: 3, rack: c}
-        kafka_broker:
-          hosts:
-            k1: {kafka_broker_id: 1, rack: a}
-            k2: {kafka_broker_id: 2, rack: b}
-            k3: {kafka_broker_id: 3, rack: c}
-    """
-)
+GOOD = (CHECKOUT / "tests" / "unit" / "fixtures" / "small-cluster.yml").read_text()
 # Two of three ZooKeeper members in rack a: one rack failure loses the quorum.
 BAD = GOOD.replace("zk3: {zookeeper_id: 3, rack: c}", "zk3: {zookeeper_id: 3, rack: a}")
 

@@ -6,7 +6,6 @@ import os
 import stat
 import subprocess
 import sys
-import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,9 +30,8 @@ def settings(tmp_path: Path, **extra: Any) -> dict[str, Any]:
 def stored(tmp_path: Path) -> dict[str, bytes]:
     """Every file of the cluster's secrets directory that holds a secret or a private key."""
     root = tmp_path / "secrets" / "demo"
-    public = (".crt", "cert.pem", "trust.pem", ".p12", ".lock")
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.endswith(public)}
+            if p.is_file() and not p.name.endswith(sealed.UNSEALED_SUFFIXES)}
 
 
 def test_generated_secrets_and_keys_are_sealed_and_read_back(tmp_path: Path) -> None:
@@ -105,28 +103,13 @@ def test_without_a_vault_secret_nothing_is_written_in_plain_text(
     assert stored(tmp_path) == {}
 
 
-INVENTORY = """
-    all:
-      vars: {ansible_connection: ssh, ansible_host: unreachable.invalid}
-      children:
-        zookeeper:
-          hosts:
-            zk1: {zookeeper_id: 1, rack: a}
-            zk2: {zookeeper_id: 2, rack: b}
-            zk3: {zookeeper_id: 3, rack: c}
-        kafka_broker:
-          hosts:
-            k1: {kafka_broker_id: 1, rack: a}
-            k2: {kafka_broker_id: 2, rack: b}
-            k3: {kafka_broker_id: 3, rack: c}
-    """
+SMALL_CLUSTER = ROOT / "tests" / "unit" / "fixtures" / "small-cluster.yml"
 
 
 def test_the_preflight_stops_a_run_without_a_vault_secret_before_any_host(tmp_path: Path) -> None:
-    (tmp_path / "hosts.yml").write_text(textwrap.dedent(INVENTORY))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_VAULT")}
     env.update(ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
-    argv = [str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+    argv = [str(BIN / "ansible-playbook"), "-i", str(SMALL_CLUSTER),
             str(ROOT / "playbooks" / "preflight.yml")]
     refused = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT,
                              check=False, timeout=300)

@@ -59,14 +59,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        parser = build_parser(argv[0] if argv else None)
-    except ModuleNotFoundError as error:
-        refusal = missing_extra(error)
-        if refusal is None:
-            raise
-        print(f"kafkaform {argv[0]}: {refusal}", file=sys.stderr)
-        return 2
+    # The command modules import their optional parts (boto3, pytest, pyinfra) when they run.
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -127,20 +127,25 @@ def _activate(secrets: list[Any]) -> None:
         current.secrets.extend(s for s in secrets if s not in current.secrets)
 
 
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and the errors it was raised from or while handling (Ansible's vars plugins
+    re-raise a vault error as another), at most 10."""
+    seen: BaseException | None = error
+    for _depth in range(10):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
 def vault_origin(error: BaseException, value: Any = None) -> str | None:
     """The file (and line) of an encrypted file or value no secret opened: Ansible tags what it
-    reads with its origin, on the vault error or on the value (Ansible's vars plugins re-raise
-    the vault error as another, so the whole chain is looked at)."""
+    reads with its origin, on the value or on a vault error of the chain."""
     try:
         from ansible._internal._datatag._tags import Origin
     except ImportError:  # another ansible-core: the message names no file then
         return None
-    candidates: list[Any] = [value]
-    seen: BaseException | None = error
-    while seen is not None and len(candidates) < 10:
-        candidates.append(getattr(seen, "obj", None))
-        seen = seen.__cause__ or seen.__context__
-    for candidate in candidates:
+    for candidate in [value, *(getattr(seen, "obj", None) for seen in _chain(error))]:
         origin = Origin.get_tag(candidate) if candidate is not None else None
         if origin is not None and origin.path:
             return str(origin.path) + (f" line {origin.line_num}" if origin.line_num else "")
@@ -151,12 +156,8 @@ def is_vault_error(error: BaseException) -> bool:
     """Whether Ansible failed because something vault-encrypted could not be decrypted."""
     from ansible.parsing.vault import AnsibleVaultError
 
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, AnsibleVaultError) or "undecryptable" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(isinstance(seen, AnsibleVaultError) or "undecryptable" in str(seen)
+               for seen in _chain(error))
 
 
 def vault_refusal(where: str) -> InputError:

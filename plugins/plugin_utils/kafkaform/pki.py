@@ -23,7 +23,6 @@ import contextlib
 import fcntl
 import ipaddress
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,6 +43,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from . import sealed
 from .defaults import CLUSTER_DEFAULTS
 from .secrets import cluster_dir, secret
+from .secrets import write_whole as _write
 
 #: Clock skew between the control node and the hosts a new certificate tolerates.
 BACKDATE = timedelta(minutes=5)
@@ -208,23 +208,6 @@ def _mkdir(path: Path) -> None:
     except FileExistsError:
         return
     os.chmod(path, 0o700)  # mkdir's mode passes through the umask
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Replace ``path`` atomically, already with its final mode: a fork reading it meanwhile sees
-    the old file or the new one, never half of one, and a key is never readable by others."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
 
 
 def _read(path: Path) -> bytes | None:

@@ -18,8 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .cli import InputError
+from .inventory import Sources
+
 #: The cluster-wide opt-in to keep the control node's secrets in plain text.
 PLAINTEXT_SETTING = "kafkaform_secrets_plaintext"
+#: Files of the secrets directory that stay as they are: the certificates and the trust bundle
+#: (public), the keystores (PKCS#12 under the sealed keystore password), pki's lock.
+UNSEALED_SUFFIXES = (".crt", "cert.pem", "trust.pem", ".p12", ".lock")
 #: How every file in Ansible Vault's format starts.
 VAULT_HEADER = b"$ANSIBLE_VAULT;"
 
@@ -50,26 +56,18 @@ def vault_secrets() -> list[tuple[str, Any]]:
     return _configured()
 
 
-_configured_cache: list[tuple[str, Any]] = []
+#: No command-line options: the identities Ansible's configuration names (the secrets are read
+#: once, by the inventory loader's own setup).
+_CONFIGURED = Sources()
 
 
 def _configured() -> list[tuple[str, Any]]:
-    if not _configured_cache:
-        from ansible import constants as C
-        from ansible.cli import CLI
-        from ansible.errors import AnsibleError
-        from ansible.parsing.dataloader import DataLoader
+    from ansible.parsing.dataloader import DataLoader
 
-        if not (C.DEFAULT_VAULT_IDENTITY_LIST or C.DEFAULT_VAULT_PASSWORD_FILE):
-            return []
-        try:
-            _configured_cache.extend(CLI.setup_vault_secrets(
-                DataLoader(), vault_ids=list(C.DEFAULT_VAULT_IDENTITY_LIST), auto_prompt=False,
-                initialize_context=False))
-        except AnsibleError as error:
-            raise SealError(f"the vault secret Ansible's configuration names cannot be read: "
-                            f"{str(error).splitlines()[0]}") from error
-    return _configured_cache
+    try:
+        return _CONFIGURED.secrets(DataLoader())
+    except InputError as error:  # a password file named but unreadable
+        raise SealError(str(error)) from error
 
 
 def problem(variables: Mapping[str, Any]) -> str:
@@ -81,7 +79,7 @@ def problem(variables: Mapping[str, Any]) -> str:
         if vault_secrets():
             return ""
     except SealError as error:
-        return f"{error}. Fix: {NO_SECRET_FIX}"
+        return str(error)
     return ("kafkaform keeps the cluster's generated secrets and private keys on the control "
             "node encrypted with your Ansible Vault secret, and this run has none. Fix: "
             f"{NO_SECRET_FIX}")

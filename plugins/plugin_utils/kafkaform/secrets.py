@@ -5,8 +5,8 @@ a real inventory) is generated once, stored in ``<kafkaform_secrets_dir>/<kafka_
 (directory 0700, files 0600, sealed with the run's vault secret: ``sealed.py``) and read back on
 every later run, so a second run renders the same files and restarts nothing. Ansible reads them
 through the lookup ``kafkaform.platform.secret``; pyinfra and the verifier call :func:`secret`
-directly. Keep that directory out of the repository
-and back it up: it holds the cluster CA's key too (``pki/``).
+directly. Keep that directory out of the repository and back it up: it holds the cluster CA's
+key too (``pki/``).
 """
 
 from __future__ import annotations
@@ -97,14 +97,20 @@ def secret(name: str, variables: Mapping[str, Any]) -> str:
 
 
 def store(path: Path, data: bytes, variables: Mapping[str, Any], *, replace: bool) -> None:
-    """Write ``data`` sealed (``sealed.seal``) to ``path``, 0600, whole or not at all; when not
-    ``replace``, raise FileExistsError if ``path`` exists."""
-    content = sealed.seal(data, str(path), plain=sealed.plaintext(variables))
+    """Write ``data`` sealed (``sealed.seal``) to ``path``, 0600 (see :func:`write_whole`)."""
+    write_whole(path, sealed.seal(data, str(path), plain=sealed.plaintext(variables)), 0o600,
+                replace=replace)
+
+
+def write_whole(path: Path, data: bytes, mode: int, *, replace: bool = True) -> None:
+    """Put ``data`` at ``path`` whole, already with its final mode: a fork reading it meanwhile
+    sees the old file or the new one, never half of one, and a secret is never readable by
+    others. Unless ``replace``, a file already there stays and FileExistsError is raised."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(content)
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if replace:

@@ -12,16 +12,12 @@ owner alone, unless the inventory opted into plain text (``kafkaform_secrets_pla
 from __future__ import annotations
 
 import stat
-from pathlib import Path
 
 import pytest
 
 from kafkaform import sealed
 from kafkaform.secrets import cluster_dir
 from kafkaform.verify.conftest import Inventory
-
-#: Files that hold nothing secret, or are encrypted by their own format.
-NOT_SEALED = (".crt", "cert.pem", "trust.pem", ".p12", ".lock")
 
 
 def test_secrets_and_keys_on_the_control_node_are_sealed(inventory: Inventory) -> None:
@@ -35,12 +31,12 @@ def test_secrets_and_keys_on_the_control_node_are_sealed(inventory: Inventory) -
     if not root.is_dir():
         pytest.skip(f"{root} does not exist here: run the checks on the control node")
     held = [path for path in sorted(root.rglob("*"))
-            if path.is_file() and not path.name.endswith(NOT_SEALED)]
+            if path.is_file() and not path.name.endswith(sealed.UNSEALED_SUFFIXES)]
     assert held, f"{root} holds no secret: not the directory the playbooks wrote"
     plain = [str(path) for path in held if not sealed.is_sealed(path.read_bytes())]
     assert plain == [], "in plain text on the control node (SE-16)"
     loose = [str(path) for path in held if stat.S_IMODE(path.stat().st_mode) & 0o077]
     assert loose == [], "readable by others than their owner"
     open_dirs = [str(path) for path in [root, *root.rglob("*")]
-                 if Path(path).is_dir() and stat.S_IMODE(path.stat().st_mode) & 0o077]
+                 if path.is_dir() and stat.S_IMODE(path.stat().st_mode) & 0o077]
     assert open_dirs == [], "directories open to others than their owner"
