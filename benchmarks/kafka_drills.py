@@ -24,6 +24,10 @@ beginning with the ConsoleConsumer and prints the counts:
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
   be read back exactly once.
++ secure-zookeeper: the ZooKeeper ensemble of a cluster an earlier release secured without TLS
+  on it, moved onto mutual TLS in place by the three runs of kafka_zookeeper_tls_migration under
+  load; no acknowledged message may be lost, every member ends requiring TLS and every broker
+  connects to it over TLS.
 + migrate: a ZooKeeper-mode cluster migrated to KRaft by ``playbooks/kraft_migration.yml`` under
   load (the inventory declares its controllers and kafka_cluster_id): up to the soak point, the
   brokers into KRaft, finalization, each phase timed; no acknowledged message lost.
@@ -396,12 +400,51 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
     return validate("secure", events, consume(client, tls, topic, TLS_CONFIG), True)
 
 
+def zookeeper_on_tls(inventory: str) -> bool:
+    """Every member requires TLS on its quorum and serves clients on its secure port only from
+    the network, and every broker holds its ZooKeeper session there (SE-18)."""
+    data = inventory_list(inventory)
+    members = data.get("zookeeper", {}).get("hosts", [])
+    steps = {m: sh(m, "grep -E '^(sslQuorum|portUnification|clientPortAddress)=' "
+                      "/etc/zookeeper/zoo.cfg", check=False).split() for m in members}
+    required = [m for m, lines in steps.items() if sorted(lines) == [
+        "clientPortAddress=127.0.0.1", "portUnification=false", "sslQuorum=true"]]
+    hosts, _boot, _ids = brokers(inventory)
+    on_tls = [h for h in hosts
+              if "zookeeper.ssl.client.enable=true" in sh(h, f"cat {SERVER_PROPERTIES}")]
+    print(f"members requiring TLS: {len(required)} of {len(members)}; brokers on TLS to "
+          f"ZooKeeper: {len(on_tls)} of {len(hosts)}")
+    return len(required) == len(members) > 0 and len(on_tls) == len(hosts)
+
+
+def securing_zookeeper_under_load(inventory: str, seconds: float, throughput: int,
+                                  playbook_name: str) -> bool:
+    """Move the ZooKeeper ensemble of a cluster an earlier release secured (SASL, no TLS) onto
+    mutual TLS in place: the three runs of ``playbook_name`` with kafka_zookeeper_tls_migration
+    offered, connecting, then unset, under one producer on the brokers' TLS listener (README,
+    "Securing a cluster built open")."""
+    def step(value: str) -> Callable[[], float]:
+        def run() -> float:
+            took = playbook(inventory, playbook_name, "-e",
+                            json.dumps({"kafka_zookeeper_tls_migration": value}))
+            print(f"zookeeper tls step {value or 'required'}: {took:.1f} s")
+            return took
+        return run
+
+    return phases_under_load(inventory, "secure-zookeeper",
+                             [(f"kafka_zookeeper_tls_migration {v or 'unset'}", step(v))
+                              for v in ("offered", "connecting", "")],
+                             seconds, throughput,
+                             check=lambda hosts: zookeeper_on_tls(inventory))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
     parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
-                                            "all", "secure", "migrate", "rollback", "upgrade"],
+                                            "all", "secure", "secure-zookeeper", "migrate",
+                                            "rollback", "upgrade"],
                         default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
@@ -435,6 +478,9 @@ def main() -> int:
     if args.drill == "secure":
         ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
                                   args.client_port)
+    if args.drill == "secure-zookeeper":  # a cluster an earlier release secured without it
+        ok &= securing_zookeeper_under_load(args.inventory, args.seconds, args.throughput,
+                                            args.playbook)
     if args.drill == "rollback":  # never part of all: it needs a ZooKeeper-mode cluster
         def back_in_zookeeper_mode(hosts: list[str]) -> bool:
             modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."

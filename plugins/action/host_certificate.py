@@ -15,6 +15,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "names": {"type": "list", "elements": "str", "required": True},
     "ou": {"type": "str", "required": True},
     "service": {"type": "str", "default": ""},
+    "keystore": {"type": "bool"},
     "keep_previous_ca": {"type": "bool", "default": False},
     "renew": {"type": "bool", "default": False},
 }
@@ -37,7 +38,8 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
                     if reads(key)}
         try:
             issued = ensure_host(settings, host, args["names"], args["ou"],
-                                 service=str(args["service"]), dry_run=bool(self._task.check_mode),
+                                 service=str(args["service"]), keystore=args["keystore"],
+                                 dry_run=bool(self._task.check_mode),
                                  keep_previous_ca=bool(args["keep_previous_ca"]),
                                  renew=bool(args["renew"]))
         except (ValueError, OSError) as error:

@@ -11,8 +11,12 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform impor
 READERS = {"server.properties": security_steps.broker_step, "zoo.cfg": security_steps.member_step}
 
 
-def security_step_problem(running_file: str, path: str, host: str, wanted: str) -> str:
-    """``content | kafkaform.platform.security_step_problem(path, host, wanted_step)``."""
+def security_step_problem(running_file: str, path: str, host: str, wanted: str,
+                          wanted_tls: str = "") -> str:
+    """``content | kafkaform.platform.security_step_problem(path, host, wanted_step[,
+    wanted_tls_step])``; a zoo.cfg's TLS step (SE-18) is checked after its authentication's."""
+    if wanted_tls:
+        return security_steps.member_problem(host, path, running_file, wanted, wanted_tls)
     reader = READERS[path.rsplit("/", 1)[-1]]
     return security_steps.step_problem(host, path, reader(running_file), wanted)
 

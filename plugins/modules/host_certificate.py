@@ -44,6 +44,12 @@ options:
         C(hosts/<host>/<service>/) beside the host's; empty for the host's own certificate.
     type: str
     default: ""
+  keystore:
+    description:
+      - Whether a PKCS12 keystore (the keystore secret's password) comes with the certificate; by
+        default the host's own certificate has one and a O(service)'s does not. A Java service
+        with a certificate of its own (a ZooKeeper member) asks for one.
+    type: bool
   keep_previous_ca:
     description:
       - During a CA rotation, keep a certificate the previous CA issued as long as it is otherwise

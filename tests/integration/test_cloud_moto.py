@@ -117,7 +117,7 @@ def test_up_creates_tagged_resources_and_places_by_zone(ec2: Any, tmp_path: Path
         assert volume["Attachments"][0]["InstanceId"] == owner["InstanceId"]
         assert volume["AvailabilityZone"] == owner["Placement"]["AvailabilityZone"]
     zk_rules = provision.existing_rules(seen.groups[model.ZOOKEEPER], seen.group_ids())
-    assert ("tcp", 2181, 2181, "sg:kafka_broker") in zk_rules
+    assert ("tcp", 2182, 2182, "sg:kafka_broker") in zk_rules
     assert ("tcp", 2888, 2888, "sg:zookeeper") in zk_rules
     assert ("tcp", 22, 22, "cidr:10.0.0.0/24") in zk_rules
     assert not any(r[3] == "cidr:0.0.0.0/0" for r in zk_rules)
@@ -194,21 +194,21 @@ def test_up_puts_drifted_ingress_rules_back(ec2: Any, tmp_path: Path) -> None:
     _, spec = write_spec(ec2, tmp_path, "drift")
     provision.up(ec2, spec, waiter_delay=1)
     group = provision.observe(ec2, spec).group_ids()[model.ZOOKEEPER]
-    # By hand: open a port to the world, and close the brokers' client port.
+    # By hand: open a port to the world, and close the brokers' TLS client port.
     ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[{
         "IpProtocol": "tcp", "FromPort": 8080, "ToPort": 8080,
         "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
     brokers = provision.observe(ec2, spec).group_ids()[model.KAFKA_BROKER]
     ec2.revoke_security_group_ingress(GroupId=group, IpPermissions=[{
-        "IpProtocol": "tcp", "FromPort": 2181, "ToPort": 2181,
+        "IpProtocol": "tcp", "FromPort": 2182, "ToPort": 2182,
         "UserIdGroupPairs": [{"GroupId": brokers}]}])
     planned = [(c.action, c.detail) for c in provision.plan(ec2, spec)]
-    assert planned == [("authorize", "sg:kafka_broker 2181-2181"),
+    assert planned == [("authorize", "sg:kafka_broker 2182-2182"),
                        ("revoke", "cidr:0.0.0.0/0 8080-8080")]
     assert [c.action for c in provision.up(ec2, spec, waiter_delay=1)] == ["authorize", "revoke"]
     seen = provision.observe(ec2, spec)
     rules = provision.existing_rules(seen.groups[model.ZOOKEEPER], seen.group_ids())
-    assert ("tcp", 2181, 2181, "sg:kafka_broker") in rules
+    assert ("tcp", 2182, 2182, "sg:kafka_broker") in rules
     assert not any(r[3] == "cidr:0.0.0.0/0" for r in rules)
     assert provision.plan(ec2, spec) == []
 

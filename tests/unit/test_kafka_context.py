@@ -30,7 +30,7 @@ def test_server_properties_follow_the_model_and_the_literature() -> None:
     p = props(kafka_broker_context(cluster(), "k3", {"kafka_broker_cores": 4}))
     assert p["broker.id"] == "3"
     assert p["broker.rack"] == "b"
-    assert p["zookeeper.connect"] == "zk1:2181,zk2:2181,zk3:2181/kafka/orders"
+    assert p["zookeeper.connect"] == "zk1:2182,zk2:2182,zk3:2182/kafka/orders"
     assert p["advertised.listeners"] == "BROKER://k3:9091,CLIENT://k3:9092"
     assert p["listeners"] == "BROKER://k3:9091,CLIENT://k3:9092"
     assert p["log.dirs"] == "/var/lib/kafka/data/kafka-logs"
@@ -41,6 +41,26 @@ def test_server_properties_follow_the_model_and_the_literature() -> None:
     assert int(p["replica.fetch.max.bytes"]) >= int(p["message.max.bytes"])
     assert "auto.leader.rebalance.enable" in p and "delete.topic.enable" in p
     assert (p["num.network.threads"], p["num.io.threads"]) == ("3", "8")
+
+
+def test_brokers_reach_zookeeper_over_mutual_tls_once_the_members_serve_it() -> None:
+    """SE-18: the broker's own keystore and the cluster CA on the secure client port, the
+    members' names checked, AEAD suites only; plaintext while the ensemble only offers TLS."""
+    p = props(kafka_broker_context(cluster(), "k1", {}))
+    assert p["zookeeper.ssl.client.enable"] == "true"
+    assert p["zookeeper.clientCnxnSocket"] == "org.apache.zookeeper.ClientCnxnSocketNetty"
+    assert p["zookeeper.ssl.keystore.location"] == p["ssl.keystore.location"]
+    assert p["zookeeper.ssl.keystore.password"].startswith("${file:")
+    assert p["zookeeper.ssl.truststore.location"] == p["ssl.truststore.location"]
+    assert p["zookeeper.ssl.endpoint.identification.algorithm"] == "HTTPS"
+    assert p["zookeeper.ssl.cipher.suites"] == p["ssl.cipher.suites"]
+    offered = model.build(view_of(lab_like(), {"kafka_cluster_name": "orders",
+                                               "kafka_zookeeper_tls_migration": "offered"}))
+    p = props(kafka_broker_context(offered.to_dict(), "k1", {}))
+    assert not [key for key in p if key.startswith("zookeeper.ssl.")]
+    assert p["zookeeper.connect"] == "zk1:2181,zk2:2181,zk3:2181/kafka/orders"
+    refused = extra_properties_problems({"zookeeper.ssl.client.enable": "false"})
+    assert any("zookeeper.ssl.client.enable" in problem for problem in refused), refused
 
 
 def test_jvm_has_equal_heap_bounds_g1_and_no_jmx_port() -> None:

@@ -13,7 +13,7 @@ def test_zookeeper_connect_lists_every_member_by_id_then_the_chroot() -> None:
     spec = lab_like()
     spec["zookeeper"]["zk1"]["zookeeper_id"] = 7  # order follows ids, not the inventory
     cluster = model.build(view_of(spec, {"kafka_cluster_name": "orders"}))
-    assert cluster.zookeeper_connect == "zk2:2181,zk3:2181,zk1:2181/kafka/orders"
+    assert cluster.zookeeper_connect == "zk2:2182,zk3:2182,zk1:2182/kafka/orders"
     assert cluster.to_dict()["zookeeper_servers"] == [
         "server.2=zk2:2888:3888", "server.3=zk3:2888:3888", "server.7=zk1:2888:3888"]
 
@@ -21,9 +21,31 @@ def test_zookeeper_connect_lists_every_member_by_id_then_the_chroot() -> None:
 def test_explicit_chroot_and_addresses_win() -> None:
     spec = lab_like()
     spec["zookeeper"]["zk1"]["ansible_host"] = "10.0.0.1"
-    spec["zookeeper"]["zk1"]["zookeeper_client_port"] = 2281
+    spec["zookeeper"]["zk1"]["zookeeper_secure_client_port"] = 2282
     cluster = model.build(view_of(spec, {"kafka_zookeeper_chroot": "shared/kafka-a/"}))
-    assert cluster.zookeeper_connect == "10.0.0.1:2281,zk2:2181,zk3:2181/shared/kafka-a"
+    assert cluster.zookeeper_connect == "10.0.0.1:2282,zk2:2182,zk3:2182/shared/kafka-a"
+
+
+def test_brokers_connect_to_the_secure_client_port_once_the_members_serve_it() -> None:
+    """SE-18: the plain client port while TLS is only offered (or an open cluster's first step),
+    the secure one from the step where clients connect over TLS."""
+    spec = lab_like()
+    spec["zookeeper"]["zk1"]["zookeeper_client_port"] = 2281
+
+    def connect(**cluster_vars: str) -> tuple[str, str]:
+        built = model.build(view_of(spec, {"kafka_cluster_name": "c", **cluster_vars}))
+        return built.zookeeper_tls_step, built.zookeeper_connect
+
+    plain = "zk1:2281,zk2:2181,zk3:2181/kafka/c"
+    secure = "zk1:2182,zk2:2182,zk3:2182/kafka/c"
+    assert connect() == ("required", secure)
+    assert connect(kafka_zookeeper_tls_migration="offered") == ("offered", plain)
+    assert connect(kafka_zookeeper_tls_migration="connecting") == ("connecting", secure)
+    assert connect(kafka_security_migration="plaintext_replication") == ("offered", plain)
+    assert connect(kafka_security_migration="tls_replication") == ("connecting", secure)
+    # The TLS setting wins: an open cluster may take its TLS steps later than its others.
+    assert connect(kafka_security_migration="tls_replication",
+                   kafka_zookeeper_tls_migration="offered") == ("offered", plain)
 
 
 def test_brokers_get_one_log_dir_per_data_mount_and_their_rack() -> None:
@@ -54,7 +76,7 @@ def test_one_connect_string_whatever_the_inventory_order(order: list[str]) -> No
     spec = lab_like()
     spec["zookeeper"] = {h: {"zookeeper_id": int(h[2:]), "rack": h} for h in order}
     assert model.build(view_of(spec)).zookeeper_connect == (
-        "zk1:2181,zk2:2181,zk3:2181,zk4:2181,zk5:2181/kafka/kafka")
+        "zk1:2182,zk2:2182,zk3:2182,zk4:2182,zk5:2182/kafka/kafka")
 
 
 def test_spark_master_port_set_on_the_master_reaches_every_node() -> None:

@@ -115,7 +115,11 @@ def test_first_call_generates_the_ca_and_the_host_files(tmp_path: Path) -> None:
     assert Path(result.trust).is_absolute()
     [ca] = certs(base / "ca.crt")
     assert certs(result.trust) == [ca]
-    assert ca.subject.rfc4514_string() == "CN=kafkaform CA demo,O=demo"
+    assert ca.subject.rfc4514_string().endswith(",CN=kafkaform CA demo,O=demo")
+    # Its own subject, even beside another CA of the cluster (ZooKeeper's PEM trust store keeps
+    # one certificate per subject).
+    [serial] = ca.subject.get_attributes_for_oid(x509.NameOID.SERIAL_NUMBER)
+    assert serial.value == f"{ca.serial_number:x}"
     assert ca.issuer == ca.subject
     constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints)
     assert constraints.critical and constraints.value.ca and constraints.value.path_length == 0
@@ -165,7 +169,7 @@ def test_certificate_info(tmp_path: Path) -> None:
     result = issue(settings(tmp_path))
     assert certificate_info(Path(result.cert).read_bytes()) == {
         "subject": "CN=broker-1,OU=kafka-broker,O=demo",
-        "issuer": "CN=kafkaform CA demo,O=demo",
+        "issuer": certs(Path(result.trust))[0].subject.rfc4514_string(),
         "not_after": result.not_after,
         "sans": NAMES,
     }
@@ -430,7 +434,8 @@ def test_rotation_trusts_both_cas_until_the_previous_one_is_retired(tmp_path: Pa
     old_leaf, old_ca = certs(old.cert)
     rotate_ca(settings(tmp_path), now=NOW + timedelta(days=1))
     new_ca = certs(pki(tmp_path) / "ca.crt")[0]
-    assert new_ca != old_ca and new_ca.subject == old_ca.subject
+    # Subjects of their own: a trust store keyed by subject (ZooKeeper's PEM one) keeps both.
+    assert new_ca != old_ca and new_ca.subject != old_ca.subject
     assert certs(pki(tmp_path) / "ca-previous.crt") == [old_ca]
     assert certs(old.trust) == [new_ca, old_ca]
     # Hosts not yet reissued stay trusted during the overlap.
@@ -524,6 +529,17 @@ def test_a_service_certificate_has_its_own_key_and_leaves_the_host_certificate(
             if not k.startswith("monitoring/")} == before
     assert issue(variables, ou="monitoring", service="monitoring").changed is False
     assert issue(variables).changed is False
+
+
+def test_a_java_service_asks_its_certificate_with_a_keystore(tmp_path: Path) -> None:
+    """A ZooKeeper member beside a broker: its own key in a PKCS12 keystore (the keystore
+    secret's password), the broker's untouched."""
+    variables = settings(tmp_path)
+    broker = issue(variables)
+    member = issue(variables, ou="zookeeper", service="zookeeper", keystore=True)
+    assert Path(member.keystore).parent == pki(tmp_path) / "hosts" / HOST / "zookeeper"
+    assert read_material(member.keystore) != read_material(broker.keystore)
+    assert issue(variables, ou="zookeeper", service="zookeeper", keystore=True).changed is False
 
 
 @pytest.mark.parametrize("service", ["a/b", "..", "."])

@@ -132,3 +132,96 @@ def test_the_preflight_checks_the_step_and_the_plaintext_port() -> None:
     moved = findings(kafka_security_migration="plaintext_replication", kafka_broker_port=9093)
     assert [f.severity for f in moved] == ["warning"]
     assert "stays open to the network" in moved[0].message
+
+
+# ZooKeeper's TLS (SE-18) ---------------------------------------------------------------------
+
+
+#: zoo.cfg of a member an earlier release secured with SASL, without TLS.
+SASL_MEMBER = OPEN_MEMBER + "authProvider.sasl=x\nenforce.auth.enabled=true\n" \
+                            "quorum.auth.learnerRequireSasl=true\n"
+
+
+def zoo_cfg_at(tls_migration: str, migration: str = "") -> dict[str, str]:
+    built = cluster(migration, kafka_zookeeper_tls_migration=tls_migration)
+    return props(render.render("zookeeper/zoo.cfg.j2",
+                               {"zookeeper": zookeeper_context(built, "zk1", {})}))
+
+
+@pytest.mark.parametrize("tls_migration", security_steps.TLS_MIGRATION_VALUES)
+def test_each_tls_step_renders_a_zoo_cfg_that_reads_as_that_step(tls_migration: str) -> None:
+    wanted = security_steps.tls_target_step(tls_migration, "")
+    rendered = render.render("zookeeper/zoo.cfg.j2", {"zookeeper": zookeeper_context(
+        cluster("", kafka_zookeeper_tls_migration=tls_migration), "zk1", {})})
+    assert security_steps.member_tls_step(rendered) == wanted
+    assert security_steps.member_tls_step(OPEN_MEMBER) == "plain"
+    assert security_steps.member_tls_step(SASL_MEMBER) == "plain"
+
+
+def test_tls_is_offered_beside_plaintext_then_used_then_required() -> None:
+    """What keeps a roll serving: members restarted at a step accept what those not restarted
+    yet send, and clients move to the secure port only once every member serves it."""
+    offered = zoo_cfg_at("offered")
+    assert (offered["secureClientPort"], offered["portUnification"], offered["sslQuorum"]) == \
+        ("2182", "true", "false")
+    assert "clientPortAddress" not in offered  # brokers still connect in plaintext
+    connecting = zoo_cfg_at("connecting")
+    assert (connecting["portUnification"], connecting["sslQuorum"]) == ("true", "true")
+    assert "clientPortAddress" not in connecting  # members not restarted yet probe it
+    required = zoo_cfg_at("")
+    assert (required["portUnification"], required["sslQuorum"]) == ("false", "true")
+    assert required["clientPortAddress"] == "127.0.0.1"
+    for cfg in (offered, connecting, required):
+        assert cfg["serverCnxnFactory"].endswith("NettyServerCnxnFactory")
+        assert cfg["ssl.clientAuth"] == cfg["ssl.quorum.clientAuth"] == "need"
+        assert cfg["ssl.quorum.hostnameVerification"] == "true"
+        assert cfg["secureClientPortAddress"] == "zk1"
+        assert "CBC" not in cfg["ssl.ciphersuites"] + cfg["ssl.quorum.ciphersuites"]
+        assert cfg["ssl.keyStore.passwordPath"].endswith("keystore.password")
+        assert "password=" not in "\n".join(f"{k}={v}" for k, v in cfg.items()).lower()
+
+
+def test_an_open_cluster_takes_the_tls_steps_with_its_securing_steps() -> None:
+    assert security_steps.member_tls_step(
+        render.render("zookeeper/zoo.cfg.j2", {"zookeeper": zookeeper_context(
+            cluster("plaintext_replication"), "zk1", {})})) == "offered"
+    assert zookeeper_context(cluster("tls_replication"), "zk1", {})["tls_step"] == "connecting"
+    assert zookeeper_context(cluster("tls_replication"), "zk1", {})["probe_options"]
+    assert zookeeper_context(cluster("plaintext_replication"), "zk1", {})["probe_options"] == []
+
+
+@pytest.mark.parametrize(("running", "wanted", "allowed"), [
+    ("plain", "offered", True),
+    ("plain", "connecting", False),
+    ("plain", "required", False),
+    ("offered", "connecting", True),
+    ("offered", "required", False),
+    ("connecting", "required", True),
+    ("required", "offered", False),
+    ("required", "connecting", True),
+])
+def test_a_run_moves_a_member_one_tls_step_at_most(running: str, wanted: str,
+                                                    allowed: bool) -> None:
+    problem = security_steps.tls_step_problem("zk1", "/etc/zookeeper/zoo.cfg", running, wanted)
+    assert (problem == "") is allowed
+    if not allowed:
+        assert "zk1 runs at step " + running in problem and "SE-18" in problem
+
+
+def test_a_member_secured_without_tls_is_told_the_first_tls_step() -> None:
+    """A cluster an earlier release secured: its SASL step is reached, its TLS one is not."""
+    path = "/etc/zookeeper/zoo.cfg"
+    problem = security_steps.member_problem("zk1", path, SASL_MEMBER, "secured", "required")
+    assert "kafka_zookeeper_tls_migration: offered first" in problem, problem
+    assert security_steps.member_problem("zk1", path, SASL_MEMBER, "secured", "offered") == ""
+    # An open member is told its authentication's step first.
+    problem = security_steps.member_problem("zk1", path, OPEN_MEMBER, "secured", "required")
+    assert "kafka_security_migration: plaintext_replication first" in problem
+
+
+def test_the_preflight_checks_the_tls_step() -> None:
+    found = checks.check(view_of(lab_like(), {"kafka_zookeeper_tls_migration": "halfway"}))
+    wrong = [f for f in found if f.rule == "SE-18"]
+    assert [f.severity for f in wrong] == ["error"] and "'halfway'" in wrong[0].message
+    found = checks.check(view_of(lab_like(), {"kafka_zookeeper_tls_migration": "offered"}))
+    assert [f.severity for f in found if f.rule == "SE-18"] == ["warning"]

@@ -474,6 +474,21 @@ def kafka_release_mode(view: InventoryView) -> Iterator[Finding]:
                       "then raise kafka_broker_version", tuple(newer))
 
 
+def zookeeper_tls_migration(view: InventoryView) -> Iterator[Finding]:
+    """kafka_zookeeper_tls_migration names a step (SE-18); while it is set, say what stays
+    open."""
+    step = view.cluster_var("kafka_zookeeper_tls_migration") or ""
+    members = tuple(view.members(model.ZOOKEEPER)) or tuple(view.cluster_hosts()[:1])
+    if step not in security_steps.TLS_MIGRATION_VALUES:
+        yield Finding(cite("SE-18"), f"kafka_zookeeper_tls_migration is {step!r}",
+                      "set offered, then connecting, then remove it", members)
+    elif step:
+        yield Finding(cite("SE-18"), f"kafka_zookeeper_tls_migration is {step}: the ensemble's "
+                      "plain client port and its quorum ports still accept plaintext until the "
+                      "last step", "finish the steps: connecting, then remove the setting",
+                      members, "warning")
+
+
 def security_migration(view: InventoryView) -> Iterator[Finding]:
     """kafka_security_migration names a step and kafka_plaintext_port a port (SE-10); while it
     is set, say what stays open. listener_ports checks that port against the others."""
@@ -862,7 +877,8 @@ def _bound_ports(view: InventoryView, host: str,
         return setting(host_inputs(view, role, host), name)
 
     if host in view.members(model.ZOOKEEPER):
-        for name in ("zookeeper_client_port", "zookeeper_quorum_port", "zookeeper_election_port"):
+        for name in ("zookeeper_client_port", "zookeeper_secure_client_port",
+                     "zookeeper_quorum_port", "zookeeper_election_port"):
             yield "ZooKeeper", name, get("zookeeper", name)
         if get("zookeeper", "zookeeper_admin_server_enabled"):
             yield "ZooKeeper", "zookeeper_admin_server_port", get(
@@ -954,6 +970,7 @@ RULES: tuple[Rule, ...] = (
     cluster_settings_agree,
     listener_ports,
     security_migration,
+    zookeeper_tls_migration,
     kernel_settings,
     zookeeper_session_fits,
     data_disk_declarations,

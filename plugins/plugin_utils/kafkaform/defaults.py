@@ -66,6 +66,10 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     "kafka_security_migration": "",
     # The plaintext listener such a cluster keeps until the last step: the port its clients use.
     "kafka_plaintext_port": 9092,
+    # Moving a ZooKeeper ensemble that runs without TLS onto it, in place, one run per step:
+    # offered, then connecting, then unset (an open cluster takes these steps with
+    # kafka_security_migration's). kafkaform.security_steps. SE-18
+    "kafka_zookeeper_tls_migration": "",
     # Variables with a kafkaform prefix that other tooling in the same inventory reads (say, another
     # role's kafka_exporter_version): the preflight leaves these names alone. KF-03
     "kafkaform_other_variables": [],

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import security_steps
 from .defaults import as_bool, role_default
 
 #: Inventory groups the model understands.
@@ -110,6 +111,8 @@ class ZooKeeperMember:
     election_port: int
     #: Where the JVM's metrics agent listens on ``address``; None when it runs none (MO-07).
     metrics_port: int | None = None
+    #: The client port that speaks TLS (secureClientPort, SE-18).
+    secure_client_port: int = 2182
 
     @property
     def server_line(self) -> str:
@@ -227,6 +230,7 @@ class Cluster:
     spark_shared_dir: str = ""
     data_disks: Mapping[str, tuple[DataDisk, ...]] = field(default_factory=dict)
     security_migration: str = ""  # kafka_security_migration (SE-10)
+    zookeeper_tls_migration: str = ""  # kafka_zookeeper_tls_migration (SE-18)
     controllers: tuple[Controller, ...] = ()
     #: The id every node's storage is formatted with (KRaft mode): kafka_cluster_id, or one
     #: derived from the cluster's name, so every run computes the same without keeping state.
@@ -256,9 +260,23 @@ class Cluster:
         return ",".join(c.endpoint for c in self.controllers)
 
     @property
+    def zookeeper_tls_step(self) -> str:
+        """The TLS step of the ensemble this run builds (SE-18, kafkaform.security_steps)."""
+        return security_steps.tls_target_step(self.zookeeper_tls_migration,
+                                              self.security_migration)
+
+    @property
+    def zookeeper_over_tls(self) -> bool:
+        """Whether brokers and probes reach the members on their secure client port."""
+        return security_steps.clients_use_tls(self.zookeeper_tls_step)
+
+    @property
     def zookeeper_connect(self) -> str:
-        """``host:port,...`` of every member plus the cluster's chroot (KB-05: commas)."""
-        members = ",".join(f"{m.address}:{m.client_port}" for m in self.ensemble)
+        """``host:port,...`` of every member (its secure client port once clients use TLS) plus
+        the cluster's chroot (KB-05: commas)."""
+        members = ",".join(
+            f"{m.address}:{m.secure_client_port if self.zookeeper_over_tls else m.client_port}"
+            for m in self.ensemble)
         return f"{members}{self.zookeeper_chroot}"
 
     @property
@@ -293,6 +311,8 @@ class Cluster:
         """Plain data for templates and Ansible: every computed value under a stable key."""
         data = asdict(self)
         data["zookeeper_connect"] = self.zookeeper_connect
+        data["zookeeper_tls_step"] = self.zookeeper_tls_step
+        data["zookeeper_over_tls"] = self.zookeeper_over_tls
         data["zookeeper_servers"] = [m.server_line for m in self.ensemble]
         data["bootstrap_servers"] = self.bootstrap_servers
         data["admin_bootstrap_servers"] = self.admin_bootstrap_servers
@@ -369,6 +389,8 @@ def ensemble(view: InventoryView) -> tuple[ZooKeeperMember, ...]:
             election_port=int(view.var(host, "zookeeper_election_port",
                                        role_default("zookeeper_election_port"))),
             metrics_port=metrics_port(view, host, "zookeeper"),
+            secure_client_port=int(view.var(host, "zookeeper_secure_client_port",
+                                            role_default("zookeeper_secure_client_port"))),
         ))
     return tuple(sorted(members, key=lambda m: m.id))
 
@@ -499,6 +521,7 @@ def build(view: InventoryView) -> Cluster:
         spark_shared_dir=str(view.cluster_var("spark_node_shared_dir")),
         data_disks={h: data_disks(view, h) for h in view.cluster_hosts()},
         security_migration=str(view.cluster_var("kafka_security_migration") or ""),
+        zookeeper_tls_migration=str(view.cluster_var("kafka_zookeeper_tls_migration") or ""),
         controllers=controllers(view),
         cluster_id=cluster_id(view),
         kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),

@@ -279,14 +279,18 @@ def _spki(key: Any) -> bytes:
 
 def _generate_ca(cluster: str, days: int, now: datetime) -> _CA:
     key = ec.generate_private_key(ec.SECP256R1())
+    serial = x509.random_serial_number()
+    # Each CA's subject is its own (serialNumber): during a rotation the trust bundle holds two,
+    # and ZooKeeper's PEM trust store keeps one certificate per subject, the last one read.
     name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, cluster),
-                      x509.NameAttribute(NameOID.COMMON_NAME, f"kafkaform CA {cluster}")])
+                      x509.NameAttribute(NameOID.COMMON_NAME, f"kafkaform CA {cluster}"),
+                      x509.NameAttribute(NameOID.SERIAL_NUMBER, f"{serial:x}")])
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
         .issuer_name(name)
         .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
+        .serial_number(serial)
         .not_valid_before(now - BACKDATE)
         .not_valid_after(now + timedelta(days=days))
         # pathlen 0: the CA signs hosts only, never another CA.
@@ -295,7 +299,8 @@ def _generate_ca(cluster: str, days: int, now: datetime) -> _CA:
                                      key_encipherment=False, data_encipherment=False,
                                      key_agreement=False, key_cert_sign=True, crl_sign=True,
                                      encipher_only=False, decipher_only=False), critical=True)
-        # Two CAs share the subject during a rotation; the key identifiers tell them apart.
+        # The key identifiers tell the two CAs of a rotation apart too (and those an earlier
+        # release generated, which shared their subject).
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
                        critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()),
@@ -621,8 +626,9 @@ def _check_host(host: str, ou: str, service: str) -> None:
 
 
 def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], ou: str, *,
-                service: str = "", dry_run: bool = False, now: datetime | None = None,
-                keep_previous_ca: bool = False, renew: bool = False) -> HostCertificate:
+                service: str = "", keystore: bool | None = None, dry_run: bool = False,
+                now: datetime | None = None, keep_previous_ca: bool = False,
+                renew: bool = False) -> HostCertificate:
     """Make ``host``'s certificate current (SE-02): issue it, with a new key, when it is missing,
     when its names or OU differ, when another CA issued it or when it expires within
     kafkaform_tls_renew_before_days; rewrite only the keystore when its password changed; write
@@ -631,7 +637,8 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
     ``service``: a certificate and key of their own for one service of the host, kept apart
     from the host's (``hosts/<host>/<service>/``), for a service that runs as another user and
     must not hold the key of the host's main service (node exporter beside a broker). Such a
-    service reads PEM files: it gets no keystore (``keystore`` is "").
+    service reads PEM files: it gets no keystore (``keystore`` is "") unless ``keystore`` asks
+    for one (a Java service, such as a ZooKeeper member beside a broker).
 
     ``keep_previous_ca``: during a CA rotation, a certificate the previous CA issued is kept as
     long as it is otherwise current, so the run that spreads the new trust bundle reissues
@@ -643,7 +650,7 @@ def ensure_host(variables: Mapping[str, Any], host: str, names: Sequence[str], o
     moment = _now(now)
     pki = _pki_dir(variables, create=not dry_run)
     files = _HostFiles(pki / "hosts" / host / service if service else pki / "hosts" / host)
-    with_keystore = not service
+    with_keystore = not service if keystore is None else keystore
     subject = _subject(host, ou, settings.cluster)
     with _locked(pki, exclusive=not dry_run):
         ca = _current_ca(pki, settings, moment, write=not dry_run)

@@ -743,6 +743,17 @@ CATALOGUE: tuple[Rule, ...] = (
          "web UIs (spark.ssl.enabledAlgorithms) and the monitoring services (web.yml) get the "
          "one list of kafkaform/tls_policy.py; kafkaform verify --checks tls scans every port.",
          (f"{_PKG}/verify/test_tls.py",)),
+    Rule("SE-18", "ZooKeeper's clients and members speak mutual TLS: brokers on the secure "
+         "client port, members to each other, the plain client port on loopback only",
+         "SASL authenticates ZooKeeper's sessions but does not encrypt them: anyone on the "
+         "network reads Kafka's metadata, its ACLs and its users' SCRAM salts and iterations "
+         "as they pass, and members' quorum traffic carries all of it too.",
+         "Nothing to set on a new cluster: each member gets a certificate of its own from the "
+         "cluster CA and serves zookeeper_secure_client_port; brokers connect there with their "
+         "keystore. An ensemble that ran without TLS moves there in three runs: "
+         "kafka_zookeeper_tls_migration offered, connecting, then unset (an open cluster takes "
+         "them with kafka_security_migration's steps).",
+         (PREFLIGHT, f"{_PKG}/security_steps.py", f"{_PKG}/verify/test_zookeeper.py")),
     # Monitoring
     Rule("MO-01", "ZooKeeper answers ruok with imok, and the ensemble has exactly one leader",
          "A running process is not a serving member; each run checks the quorum after it "

@@ -183,10 +183,11 @@ def security_roles(spec: Spec) -> list[str]:
 def desired_rules(spec: Spec, role: str) -> set[Rule]:
     """The ingress rules of one security group.
 
-    ZooKeeper: clients (2181) from brokers and admins, quorum and election (2888/3888) among
-    members. Brokers: 9092 from clients, from each other (replication) and from Spark (the
-    pipeline). Spark: every TCP port among Spark hosts, as standalone mode picks executor and block
-    manager ports at random. SSH from the admin networks only, everywhere.
+    ZooKeeper: clients on the TLS client port (2182) from brokers and admins, quorum and election
+    (2888/3888) among members; the plain client port listens on loopback only (SE-18). Brokers:
+    9092 from clients, from each other (replication) and from Spark (the pipeline). Spark: every
+    TCP port among Spark hosts, as standalone mode picks executor and block manager ports at
+    random. SSH from the admin networks only, everywhere.
     """
     roles = set(security_roles(spec))
     admins = [f"cidr:{c}" for c in spec.admin_cidrs]
@@ -196,7 +197,7 @@ def desired_rules(spec: Spec, role: str) -> set[Rule]:
         return int(role_default(key))
 
     if role == model.ZOOKEEPER:
-        client = port("zookeeper_client_port")
+        client = port("zookeeper_secure_client_port")
         sources = admins + ([f"sg:{model.KAFKA_BROKER}"] if model.KAFKA_BROKER in roles else [])
         rules |= {("tcp", client, client, s) for s in sources}
         for key in ("zookeeper_quorum_port", "zookeeper_election_port"):

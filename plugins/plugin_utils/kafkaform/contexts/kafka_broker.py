@@ -169,8 +169,9 @@ SECURITY_KEYS = frozenset({
     "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.enabled.protocols",
     "ssl.cipher.suites", "ssl.client.auth", "sasl.enabled.mechanisms",
+    "zookeeper.clientCnxnSocket",
 })
-SECURITY_PREFIXES = ("listener.name.",)
+SECURITY_PREFIXES = ("listener.name.", "zookeeper.ssl.")
 
 
 def _as_text(value: Any) -> str:
@@ -215,9 +216,30 @@ def principal_rule(principal: str) -> str:
     return f"RULE:^.*OU={principal}(,.*)?$/{principal}/"
 
 
+def zookeeper_tls_properties(tls: Mapping[str, str]) -> dict[str, str]:
+    """server.properties lines of SE-18: the node connects to ZooKeeper's secure client port
+    with its own keystore (mutual TLS, beside its SASL login) and checks the member's name, with
+    the protocols and suites of every other TLS connection (SE-17)."""
+    secret = f"${{file:{tls['secrets']}:keystore.password}}"
+    return {
+        "zookeeper.ssl.client.enable": "true",
+        "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+        "zookeeper.ssl.keystore.type": "PKCS12",
+        "zookeeper.ssl.keystore.location": tls["keystore"],
+        "zookeeper.ssl.keystore.password": secret,
+        "zookeeper.ssl.truststore.type": "PEM",
+        "zookeeper.ssl.truststore.location": tls["trust"],
+        "zookeeper.ssl.endpoint.identification.algorithm": "HTTPS",
+        "zookeeper.ssl.protocol": tls_policy.PROTOCOLS[0],
+        "zookeeper.ssl.enabled.protocols": ",".join(tls_policy.PROTOCOLS),
+        "zookeeper.ssl.cipher.suites": ",".join(tls_policy.JAVA_SUITES),
+    }
+
+
 def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
                         users: Any, migration: str = "",
-                        mode: NodeMode = ZOOKEEPER_BROKER) -> dict[str, str]:
+                        mode: NodeMode = ZOOKEEPER_BROKER,
+                        zookeeper_tls: bool = False) -> dict[str, str]:
     """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
     SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
     from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret.
@@ -277,6 +299,8 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
             PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER
     if mode.zookeeper_client:
         props["zookeeper.set.acl"] = "false" if plaintext_replication else "true"
+        if zookeeper_tls:
+            props.update(zookeeper_tls_properties(tls))
     for lst in broker["listeners"]:
         if lst["protocol"] == "SASL_SSL":
             prefix = f"listener.name.{lst['name'].lower()}"
@@ -534,7 +558,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "secrets": f"{tls_dir}/secrets.properties",
     }
     migration = str(cluster.get("security_migration") or "")
-    security = security_properties(broker, tls, get("users"), migration, mode)
+    security = security_properties(broker, tls, get("users"), migration, mode,
+                                   bool(cluster.get("zookeeper_over_tls")))
     model = controller_properties(cluster, controller, mode) if dedicated \
         else model_properties(cluster, broker, mode,
                               "broker,controller" if combined else "broker")

@@ -19,7 +19,9 @@ from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..model import ZOOKEEPER_TXN_LOG
 from ..rules import cite
+from ..security_steps import clients_use_tls
 from ..template_filters import java_properties
+from ..tls_policy import JAVA_SUITES, PROTOCOLS
 
 #: Four-letter words monitoring needs; nothing else may be whitelisted. ZK-13
 FOUR_LETTER_WORDS = ("srvr", "mntr", "ruok", "conf", "isro")
@@ -47,14 +49,24 @@ SASL_KEYS = frozenset({
 #: the others until every member does. SE-08
 LEARNER_REQUIRE_SASL = "quorum.auth.learnerRequireSasl"
 
+#: zoo.cfg keys of TLS, which the role sets from the ensemble's TLS step (SE-18); the ``ssl.``
+#: prefix covers the client port's and the quorum's stores, protocols and suites.
+TLS_KEYS = frozenset({
+    "secureClientPort", "secureClientPortAddress", "clientPortAddress", "serverCnxnFactory",
+    "sslQuorum", "portUnification", "sslQuorumReloadCertFiles", "client.portUnification",
+})
+
 #: zoo.cfg keys the role renders itself: the extra settings may not override them.
 MANAGED_KEYS = frozenset({
     "tickTime", "initLimit", "syncLimit", "clientPort", "dataDir", "dataLogDir",
     "4lw.commands.whitelist", "admin.enableServer", "admin.serverAddress", "admin.serverPort",
     "autopurge.snapRetainCount", "autopurge.purgeInterval", "standaloneEnabled",
     "dynamicConfigFile",
-}) | SASL_KEYS
-_MANAGED_PREFIXES = ("server.", "group.", "weight.")
+}) | SASL_KEYS | TLS_KEYS
+_MANAGED_PREFIXES = ("server.", "group.", "weight.", "ssl.")
+
+#: The netty connection factory: the only one that serves the secure client port. SE-18
+NETTY_SERVER_FACTORY = "org.apache.zookeeper.server.NettyServerCnxnFactory"
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
 
 #: The class ZooKeeper runs as and the class that purges its files.
@@ -117,6 +129,40 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
         problems.append("zookeeper_heap_mb below 64 MB cannot run ZooKeeper "
                         f"(production: 3-5 GB, {cite('ZK-10')})")
     return problems
+
+
+def tls_files(conf_dir: str) -> dict[str, str]:
+    """Where a member keeps its TLS material (SE-18): the cluster CA, its keystore and the
+    keystore's password (for ZooKeeper), its certificate and key in PEM (for the probe)."""
+    tls_dir = f"{conf_dir}/tls"
+    return {"dir": tls_dir, "trust": f"{tls_dir}/trust.pem", "keystore": f"{tls_dir}/keystore.p12",
+            "password_file": f"{tls_dir}/keystore.password", "cert": f"{tls_dir}/cert.pem",
+            "key": f"{tls_dir}/key.pem"}
+
+
+def tls_settings(tls: Mapping[str, str], step: str, address: str,
+                 secure_port: int) -> dict[str, str]:
+    """zoo.cfg lines of SE-18 at the ensemble's TLS ``step`` (kafkaform.security_steps): the
+    secure client port on the member's cluster address, mutual TLS on it and on the quorum,
+    TLS 1.2+ with AEAD suites (SE-17); the quorum accepts plaintext too until ``required``."""
+    stores = {
+        "keyStore.location": tls["keystore"], "keyStore.type": "PKCS12",
+        "keyStore.passwordPath": tls["password_file"],
+        "trustStore.location": tls["trust"], "trustStore.type": "PEM",
+        "clientAuth": "need", "protocol": PROTOCOLS[0],
+        "enabledProtocols": ",".join(PROTOCOLS), "ciphersuites": ",".join(JAVA_SUITES),
+    }
+    return {
+        "serverCnxnFactory": NETTY_SERVER_FACTORY,
+        "secureClientPort": str(secure_port),
+        "secureClientPortAddress": address,
+        **{f"ssl.{key}": value for key, value in stores.items()},
+        **{f"ssl.quorum.{key}": value for key, value in stores.items()},
+        # Members verify each other's names and addresses against their certificates.
+        "ssl.quorum.hostnameVerification": "true",
+        "sslQuorum": "true" if clients_use_tls(step) else "false",
+        "portUnification": "false" if step == "required" else "true",
+    }
 
 
 def data_log_dir(cluster: Mapping[str, Any], host: str) -> str:
@@ -182,6 +228,14 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         *[str(o) for o in get("jvm_extra_opts")],
     ]
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
+    tls = tls_files(conf_dir)
+    tls_step = str(cluster.get("zookeeper_tls_step") or "required")
+    over_tls = clients_use_tls(tls_step)
+
+    def reach(m: Mapping[str, Any]) -> str:
+        """Where the probes ask member ``m``: its secure port once every member serves it."""
+        return f"{m['address']}:{m['secure_client_port'] if over_tls else m['client_port']}"
+
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
@@ -189,16 +243,22 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         # started.
         "restart_files": [f"{data_dir}/myid", f"{conf_dir}/zoo.cfg", jaas_file,
                           f"{conf_dir}/logback.xml", f"{conf_dir}/release",
+                          tls["trust"], tls["keystore"], tls["password_file"],
                           f"{SYSTEMD_UNIT_DIR}/zookeeper.service"],
         "id": int(member["id"]),
         "user": str(get("user")),
         "group": str(get("group")),
         "client_port": int(member["client_port"]),
         "servers": list(cluster["zookeeper_servers"]),
-        "client_addresses": [f"{m['address']}:{m['client_port']}" for m in cluster["ensemble"]],
-        "client_address_by_host": {
-            m["host"]: f"{m['address']}:{m['client_port']}" for m in cluster["ensemble"]
-        },
+        "address": str(member["address"]),
+        "secure_client_port": int(member["secure_client_port"]),
+        # The plain client port stays for the member's own probe and tools; once the ensemble
+        # requires TLS it listens on loopback only. SE-18, ZK-13
+        "client_port_address": "127.0.0.1" if tls_step == "required" else "",
+        # Where the probes (files/zookeeper-4lw) ask each member, and their options.
+        "client_addresses": [reach(m) for m in cluster["ensemble"]],
+        "client_address_by_host": {m["host"]: reach(m) for m in cluster["ensemble"]},
+        "probe_options": ["--tls", tls["dir"]] if over_tls else [],
         "tick_time_ms": int(get("tick_time_ms")),
         "init_limit_ticks": int(get("init_limit_ticks")),
         "sync_limit_ticks": int(get("sync_limit_ticks")),
@@ -226,6 +286,14 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         # SE-10: the step of securing in place this run builds (the security gate reads it).
         "security_step": "secured" if enforced else
                          "tls_replication" if learner_requires else "plaintext_replication",
+        "tls_step": tls_step,
+        "tls": {
+            **tls,
+            "ou": "zookeeper",
+            "names": sorted({host, str(member["address"])}),
+            "settings": java_properties(tls_settings(tls, tls_step, str(member["address"]),
+                                                     int(member["secure_client_port"]))),
+        },
         "sasl": {
             # Enforced: anonymous sessions are closed (SE-07), members require each other's login
             # both ways (SE-08). Not enforced: the provider and the members' SASL are on, nothing

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from pyinfra.api.deploy import deploy
+from pyinfra.operations import server
 
 from .kafka_broker import kafka_broker, kafka_controller
 from .os_tuning import os_tuning
@@ -17,11 +18,22 @@ from .spark_pipeline import spark_pipeline
 from .zookeeper import zookeeper
 
 
+def _barrier(after: str) -> None:
+    """One operation every host reaches at the same point, with nothing to run (so it changes
+    nothing): pyinfra orders each host's operations on its own and runs the hosts' chains side
+    by side, so without it a broker's first operations would run beside a member's, and the
+    broker could start, and wait for a healthy cluster, before the ensemble it needs runs. The
+    playbooks run one play after the other."""
+    server.shell(name=f"Wait for {after} on every host", commands=[])
+
+
 @deploy("kafka: ZooKeeper, the KRaft controllers, then the brokers")
 def kafka() -> None:
     """playbooks/zookeeper.yml, playbooks/kafka_controller.yml, then playbooks/kafka_broker.yml."""
     zookeeper()
+    _barrier("the ZooKeeper ensemble")
     kafka_controller()
+    _barrier("the KRaft controllers")
     kafka_broker()
 
 

@@ -25,11 +25,13 @@ def _pki_settings() -> dict[str, Any]:
     return {k: v for k, v in host_variables(host).items() if pki.reads(k)}
 
 
-def _issue(names: list[str], ou: str, service: str, rotation: str, *,
-           dry_run: bool) -> pki.HostCertificate:
+def _issue(names: list[str], ou: str, service: str, rotation: str, targets: Mapping[str, str],
+           *, dry_run: bool) -> pki.HostCertificate:
+    # A service's own certificate comes with a keystore when one is installed (a Java service).
     return pki.ensure_host(_pki_settings(), host.name, names, ou, service=service,
-                           dry_run=dry_run, keep_previous_ca=rotation == "trust",
-                           renew=rotation == "renew")
+                           keystore=("keystore" in targets) if service else None,
+                           dry_run=dry_run,
+                           keep_previous_ca=rotation == "trust", renew=rotation == "renew")
 
 
 def _files(issued: pki.HostCertificate) -> dict[str, str]:
@@ -41,7 +43,8 @@ def _install(names: list[str], ou: str, service: str, rotation: str,
              targets: Mapping[str, str], group: str) -> None:
     """At execution time: issue the certificate, then copy the files whose content differs
     (root:<group> 0640)."""
-    _copy(_files(_issue(names, ou, service, rotation, dry_run=False)), targets, group)
+    issued = _issue(names, ou, service, rotation, targets, dry_run=False)
+    _copy(_files(issued), targets, group)
 
 
 def _copy(sources: Mapping[str, str], targets: Mapping[str, str], group: str) -> None:
@@ -65,7 +68,7 @@ def certificate(names: list[str], ou: str, group: str, *, service: str = "",
     one of its ``service`` (``host_certificate``'s option); returns whether any changes in this
     run."""
     rotation = str(host.data.get("kafkaform_tls_rotation_step") or "")
-    issued = _issue(names, ou, service, rotation, dry_run=True)
+    issued = _issue(names, ou, service, rotation, targets, dry_run=True)
     planned = _files(issued)
     changes = issued.changed or any(
         not Path(planned[kind]).is_file()

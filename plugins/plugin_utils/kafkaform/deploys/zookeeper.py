@@ -21,7 +21,7 @@ from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.zookeeper import zookeeper_context
 from ..model import ZOOKEEPER
 from ..paths import role_dir
-from . import artifact
+from . import artifact, tls
 from .base import (
     Roll,
     cluster,
@@ -68,8 +68,8 @@ def _security_gate(zk: dict[str, Any]) -> None:
     path = f"{zk['conf_dir']}/zoo.cfg"
     running = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(path)} || true"))
     if running:
-        problem = security_steps.step_problem(
-            host.name, path, security_steps.member_step(running), zk["security_step"])
+        problem = security_steps.member_problem(host.name, path, running,
+                                                zk["security_step"], zk["tls_step"])
         if problem:
             raise DeployError(problem)
 
@@ -90,11 +90,24 @@ def _install(zk: dict[str, Any], s: dict[str, Any]) -> None:
               user="root", group="root", mode="755")
 
 
-def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
+def _certificate(zk: dict[str, Any]) -> bool:
+    """The member's own certificate with its names and IP addresses (SE-18); whether it or the
+    trust bundle may change in this run."""
+    addresses = host.get_fact(CommandOutput, argv=("hostname", "--all-ip-addresses")) or ""
+    t = zk["tls"]
+    files.directory(name="Create the TLS directory", path=t["dir"], user="root",
+                    group=zk["group"], mode="750")
+    return tls.certificate([*t["names"], *addresses.split()], t["ou"], zk["group"],
+                           service="zookeeper", trust=t["trust"], keystore=t["keystore"],
+                           cert=t["cert"], key=t["key"])
+
+
+def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any], bool]:
     """roles/zookeeper/tasks/configure.yml; returns the operations of the files the member reads
-    at start and those of the systemd units."""
+    at start, those of the systemd units, and whether its TLS material may change."""
     group = zk["group"]
     make_directories(zk["directories"])
+    tls_changes = _certificate(zk)
     myid = f"{zk['data_dir']}/myid"
     existing = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(myid)} "
                                                               "2>/dev/null || true")).strip()
@@ -115,6 +128,8 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
                                                 "quorum": secret("zookeeper-quorum")}}
     restart.append(put_rendered("zookeeper/jaas.conf.j2", logins, zk["sasl"]["jaas_file"],
                                 group=group, mode="640"))
+    restart.append(put_content(f"{secret('keystore')}\n", zk["tls"]["password_file"],
+                               group=group, mode="640"))
     # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.
     put_rendered("zookeeper/client-jaas.conf.j2", logins, zk["sasl"]["client_jaas_file"],
                  mode="600")
@@ -135,12 +150,17 @@ def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any]]:
                             service="zookeeper-purge.timer", running=False, enabled=False)
         units += [files.file(name=f"Remove {unit}", path=f"{SYSTEMD_UNIT_DIR}/{unit}",
                              present=False) for unit in PURGE_UNITS]
-    return restart + units, units
+    return restart + units, units, tls_changes
+
+
+def _probe(zk: dict[str, Any], *args: str) -> list[str]:
+    """The four-letter-word probe's command line, over TLS once every member serves it."""
+    return [FOUR_LETTER_WORD_SCRIPT, *zk["probe_options"], *args]
 
 
 def _wait_for_quorum(zk: dict[str, Any], timeout_s: float) -> None:
-    ran = until_ok(host.name, [FOUR_LETTER_WORD_SCRIPT, "--quorum",
-                               ",".join(zk["client_addresses"])], timeout_s, 2.0)
+    ran = until_ok(host.name, _probe(zk, "--quorum", ",".join(zk["client_addresses"])),
+                   timeout_s, 2.0)
     if not ran.ok:
         raise DeployError(f"{host.name}: the ensemble does not serve with one leader after "
                           f"{timeout_s:g} s: {ran.said} (ZK-13)")
@@ -155,7 +175,7 @@ def zookeeper() -> None:
     zk = zookeeper_context(cluster(), host.name, s)
     _security_gate(zk)
     _install(zk, s)
-    restart_files, units = _configure(zk, str(s["zookeeper_version"]))
+    restart_files, units, tls_changes = _configure(zk, str(s["zookeeper_version"]))
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for ZooKeeper units")
     started = systemd.service(name="Enable and start ZooKeeper", service="zookeeper",
@@ -170,16 +190,16 @@ def zookeeper() -> None:
     stale_now = host.get_fact(ServiceStale, service="zookeeper",
                               paths=tuple(zk["restart_files"]))["stale"]
     timeout_s = float(s["zookeeper_restart_timeout_s"])
-    quorum_argv = [FOUR_LETTER_WORD_SCRIPT, "--quorum", ",".join(zk["client_addresses"])]
+    quorum_argv = _probe(zk, "--quorum", ",".join(zk["client_addresses"]))
     roll_restarts(Roll(
         service="zookeeper", rule="ZK-15", members=tuple(contexts),
         restart_files={m: c["restart_files"] for m, c in contexts.items()},
         gate_argv=quorum_argv, health_argv=quorum_argv,
-        last_probe_argv={m: [FOUR_LETTER_WORD_SCRIPT, "srvr", c["client_address_by_host"][m]]
+        last_probe_argv={m: _probe(c, "srvr", c["client_address_by_host"][m])
                          for m, c in contexts.items()},
         last_pattern=r"(?m)^Mode: leader$", timeout_s=timeout_s,
         delay_s=float(zk["health_poll_s"])),
-        might_be_stale=stale_now or will_change(*restart_files))
+        might_be_stale=stale_now or tls_changes or will_change(*restart_files))
     if will_change(started):
         python.call(name="Wait until the ensemble serves with one leader",
                     function=_wait_for_quorum, zk=zk, timeout_s=timeout_s)

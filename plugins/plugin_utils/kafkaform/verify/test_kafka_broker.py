@@ -34,6 +34,7 @@ from kafkaform import acls
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.model import CONTROLLER_LISTENER
+from kafkaform.template_filters import parse_java_properties
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -81,6 +82,19 @@ class Broker:
         body = "\n".join(f"{k}={v}" for k, v in lines.items())
         self.host.run(f"umask 077 && printf '%s\\n' {shlex.quote(body)} > {shlex.quote(path)}")
         return path
+
+    def zookeeper_tls_options(self) -> list[str]:
+        """The ZooKeeper shell's option for the broker's TLS settings to the ensemble (SE-18),
+        the keystore password read from its file as the broker reads it; none in plaintext."""
+        props = parse_java_properties(str(self.expected["server_properties"]))
+        if props.get("zookeeper.ssl.client.enable") != "true":
+            return []
+        secrets_file = self.host.file(self.expected["tls"]["secrets"]).content_string
+        lines = {k: v for k, v in props.items()
+                 if k.startswith("zookeeper.ssl.") or k == "zookeeper.clientCnxnSocket"}
+        lines["zookeeper.ssl.keystore.password"] = \
+            parse_java_properties(secrets_file)["keystore.password"]
+        return ["-zk-tls-config-file", self.client_config("zookeeper-tls", lines)]
 
     def scram_config(self, user: str, password: str) -> dict[str, str]:
         return {
@@ -339,7 +353,8 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
         pytest.skip("KRaft mode: the cluster keeps its metadata in its own log, not in znodes")
     connect = exp["zookeeper_connect"]
     servers, _slash, chroot = connect.partition("/")
-    result = broker.tool("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka", "-server",
+    result = broker.tool("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",
+                         *broker.zookeeper_tls_options(), "-server",
                          servers, "getAcl", f"/{chroot}/brokers/topics",
                          jvm=[f"-Djava.security.auth.login.config={exp['jaas_file']}"],
                          errors_in_stdout=True)
@@ -347,6 +362,21 @@ def test_kafka_znodes_carry_acls(brokers: list[Broker]) -> None:
     world = result.stdout.split("'world,'anyone", 1)
     assert len(world) == 1 or world[1].split("\n", 2)[1].strip(": ") in ("r", ""), \
         result.stdout[-2000:]
+
+
+def test_brokers_hold_their_zookeeper_sessions_over_tls(brokers: list[Broker]) -> None:
+    """SE-18: each ZooKeeper-mode broker's open connection to the ensemble goes to a member's
+    secure client port (the kernel's socket table on the broker)."""
+    exp = brokers[0].expected
+    if kraft(brokers[0]) or "zookeeper.ssl.client.enable=true" not in exp["server_properties"]:
+        pytest.skip("the brokers do not reach ZooKeeper over TLS in this cluster's mode or step")
+    secure = {int(a.rsplit(":", 1)[1]) for a in exp["zookeeper_connect"].split("/")[0].split(",")}
+    for broker in brokers:
+        table = broker.host.check_output("cat /proc/net/tcp /proc/net/tcp6")
+        # Established connections (state 01) by remote port (hex after the remote address's colon).
+        ports = {int(fields[2].rsplit(":", 1)[1], 16) for line in table.splitlines()[1:]
+                 if len(fields := line.split()) > 3 and fields[3] == "01"}
+        assert ports & secure, f"{broker.name}: no connection to a secure client port {secure}"
 
 
 def test_store_locations_come_only_from_server_properties(brokers: list[Broker]) -> None:

@@ -3,8 +3,9 @@
     kafkaform verify -i inventory/lab --checks tls
 
 The ports come from the model and the roles' contexts: each broker's and controller's TLS
-listeners, the Spark web UIs (master, workers, history server) and, with a monitoring group,
-node exporter on every host and Prometheus and Alertmanager. One visited host scans them all at
+listeners, each ZooKeeper member's secure client and election ports, the Spark web UIs (master,
+workers, history server) and, with a monitoring group, node exporter on every host and Prometheus
+and Alertmanager. One visited host scans them all at
 their cluster addresses, as any client on the network would, with Python's ssl module (OpenSSL)
 and a throwaway self-signed client certificate, so a port that requires one shows how far the
 handshake got: a port refusing the offered suites or version ends it with handshake_failure or
@@ -91,6 +92,14 @@ def tls_ports(inventory: Inventory) -> list[tuple[str, str, int]]:
     for broker in cluster["brokers"]:
         found += [(f"{broker['host']} Kafka {lst['name']}", lst["address"], int(lst["port"]))
                   for lst in broker["listeners"] if lst["protocol"] in ("SSL", "SASL_SSL")]
+    # A cluster whose move to KRaft is finalized uses no ensemble (it may be decommissioned).
+    # A member's quorum port listens on the leader only: its election port is scanned.
+    ensemble = [] if cluster.get("kraft_migration") == "finalized" else cluster["ensemble"]
+    for member in ensemble:
+        found += [(f"{member['host']} ZooKeeper secure client", member["address"],
+                   int(member["secure_client_port"])),
+                  (f"{member['host']} ZooKeeper election", member["address"],
+                   int(member["election_port"]))]
     for controller in cluster["controllers"]:
         if not controller["combined"]:  # a combined node's CONTROLLER port is a broker's too
             found.append((f"{controller['host']} Kafka CONTROLLER", controller["address"],

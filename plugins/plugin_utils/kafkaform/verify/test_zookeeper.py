@@ -8,7 +8,8 @@ never from constants here. Members are reached with ``--hosts`` when given (matc
 name or address), else through the inventory's own connection (``podman://`` for podman hosts,
 ``ansible://`` otherwise). The znode test writes and deletes one ``/kafkaform-verify-*`` node,
 logged in as Kafka's user through the member's client login (``client-jaas.conf``); the anonymous
-session test tries to create one and checks it was refused and not created.
+session test tries to create one and checks it was refused and not created. The TLS test asks
+every member's secure client port from the first member, with and without its certificate (SE-18).
 """
 
 from __future__ import annotations
@@ -225,3 +226,28 @@ def test_live_jvm_has_the_configured_heap_gc_and_limits(ensemble: list[Member]) 
     for member in ensemble:
         pid = member.host.check_output("systemctl show --property=MainPID --value zookeeper")
         assert_live_jvm(member.name, member.host, pid, member.expected)
+
+
+#: The probe every member carries (roles/zookeeper/files/zookeeper-4lw).
+PROBE = "/usr/local/sbin/zookeeper-4lw"
+
+
+def test_client_ports_speak_mutual_tls_and_the_plain_one_stays_local(
+        ensemble: list[Member]) -> None:
+    """SE-18: from a member, every member's secure client port answers a client holding a
+    certificate of the cluster CA and no one without; once the ensemble requires TLS, its plain
+    client port does not answer on the network (loopback only, for its own probe)."""
+    asking = ensemble[0]
+    own_tls = asking.expected["tls"]["dir"]
+    for member in ensemble:
+        exp = member.expected
+        secure = f"{exp['address']}:{exp['secure_client_port']}"
+        with_cert = asking.host.run("%s --tls %s srvr %s", PROBE, own_tls, secure)
+        assert "Mode: " in with_cert.stdout, f"{member.name} {secure}: {with_cert.stderr}"
+        without = asking.host.run("%s srvr %s", PROBE, secure)
+        assert "Mode: " not in without.stdout, f"{member.name} {secure} answers without TLS"
+        if exp["tls_step"] == "required":
+            plain = f"{exp['address']}:{exp['client_port']}"
+            reached = asking.host.run("%s srvr %s", PROBE, plain)
+            assert reached.rc != 0 and "Mode: " not in reached.stdout, (
+                f"{member.name}: the plain client port {plain} answers from {asking.name}")
