@@ -113,6 +113,23 @@ def test_health_of_a_broker_whose_listener_is_closed_starts_no_tool(
         f"this broker's listener 127.0.0.1:{port} does not accept connections"]
 
 
+def test_health_watches_the_listener_the_tools_were_pointed_at(helper: ModuleType,
+                                                              tmp_path: Path) -> None:
+    """While a cluster built open is secured (SE-10), server.properties already names the BROKER
+    listener a running broker does not serve yet: the check watches the plaintext one the tools
+    use, as --bootstrap says."""
+    (tmp_path / "server.properties").write_text(
+        "advertised.listeners=BROKER://k1:9091,CLIENT://k1:9093,PLAINTEXT://k1:9092\n")
+
+    def own(*bootstrap: str) -> str:
+        args = helper.argparse.Namespace(conf=str(tmp_path), bootstrap=",".join(bootstrap))
+        return str(helper.Tools(args).own_listener)
+
+    assert own("k1:9092", "k2:9092", "k3:9092") == "k1:9092"
+    assert own("k2:9091", "k1:9091") == "k1:9091"
+    assert own() == "k1:9091"
+
+
 class Describing:
     """TopicCommand started in the background: its output, or killed."""
 

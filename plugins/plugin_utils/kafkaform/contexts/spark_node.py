@@ -344,6 +344,7 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
             *([int(get("worker_webui_port"))] if host in workers else []))],
         "worker_hosts": sorted(workers),
         "worker_addresses": sorted(str(n["address"]) for n in workers.values()),
+        "worker_address_by_host": {h: str(n["address"]) for h, n in sorted(workers.items())},
         # Each worker's UI on its own TLS port, from the model.
         "worker_webui_urls": sorted(
             f"https://{w['address']}:{int(w['webui_port']) + TLS_UI_PORT_OFFSET}"

@@ -213,7 +213,10 @@ class Roll:
     ``health_argv`` on each member after its own. Last go a member whose ``last_probe_argv``
     prints a match of ``last_pattern`` (the ZooKeeper leader), and the member whose id in
     ``member_ids`` the gate's JSON answer gives under ``last_key`` (the Kafka controller);
-    ``after_argv`` runs on the first member once the roll is done."""
+    ``after_argv`` runs on the first member once the roll is done. ``gate_skips`` names, per
+    member, an argument the gate leaves out while that member is pending: a member that holds no
+    data need not be healthy before its own restart (a Spark worker its stale configuration
+    keeps out)."""
 
     service: str
     rule: str
@@ -228,6 +231,7 @@ class Roll:
     member_ids: Mapping[str, str] = field(default_factory=dict)
     after_argv: Sequence[str] = ()
     delay_s: float = 2.0
+    gate_skips: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -293,7 +297,9 @@ def _roll(roll: Roll) -> None:
     if not pending:
         return
     first = roll.members[0]
-    gate = until_ok(first, roll.gate_argv, roll.timeout_s, roll.delay_s)
+    skipped = {roll.gate_skips[m] for m in pending if m in roll.gate_skips}
+    gate = until_ok(first, [a for a in roll.gate_argv if a not in skipped], roll.timeout_s,
+                    roll.delay_s)
     if not gate.ok:
         # Restarting a member of an unhealthy cluster can cost its quorum or its data: stop first.
         raise DeployError(

@@ -266,7 +266,7 @@ def spark_node() -> None:
         restart_files={m: next(d["restart_files"] for d in c["daemons"] if d["name"] == WORKER)
                        for m, c in contexts.items()},
         gate_argv=alive, health_argv=alive, timeout_s=timeout_s,
-        delay_s=float(node["health_poll_s"])),
+        delay_s=float(node["health_poll_s"]), gate_skips=node["worker_address_by_host"]),
         might_be_stale=might_restart and bool(contexts))
     if node["is_master"] and (might_restart or will_change(*started)):
         python.call(name="Wait until the master lists every worker as ALIVE",
