@@ -134,30 +134,6 @@ def test_unknown_but_not_close_keys_pass() -> None:
     assert extra_properties_problems({"confluent.support.metrics.enable": False}) == []
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ({"log.retention.check.interval.ms": "5m"},
-     "log.retention.check.interval.ms='5m': Kafka reads a whole number of milliseconds"),
-    ({"replica.fetch.max.bytes": "1MB"},
-     "replica.fetch.max.bytes='1MB': Kafka reads a whole number of bytes"),
-    ({"num.replica.fetchers": "two"}, "num.replica.fetchers='two': Kafka reads a whole number "
-                                      "of a count"),
-    ({"controlled.shutdown.enable": "yes"},
-     "controlled.shutdown.enable='yes': Kafka reads true or false"),
-])
-def test_values_kafka_would_refuse_at_start_are_named(extra: dict[str, Any],
-                                                      message: str) -> None:
-    """Before any host: a broker started with them exits, half-way through a roll."""
-    problems = extra_properties_problems(extra, {"message.max.bytes": "1048588"})
-    assert [p for p in problems if message in p], problems
-
-
-def test_values_kafka_reads_pass() -> None:
-    assert extra_properties_problems({"log.retention.check.interval.ms": 300000,
-                                      "log.retention.bytes": -1, "num.replica.fetchers": "4",
-                                      "controlled.shutdown.enable": True,
-                                      "log.cleaner.enable": "TRUE"}) == []
-
-
 @pytest.mark.parametrize("extra", [
     {"broker.id": 7}, {"broker.rack": "z"}, {"min.insync.replicas": 1},
     {"zookeeper.connect": "zk1:2181"}, {"log.dirs": "/tmp/kafka-logs"},

@@ -415,26 +415,6 @@ def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
     return props
 
 
-#: What a broker setting holds, by Kafka's own naming (the ConfigDef types of its settings): a
-#: duration in milliseconds, a size in bytes or a count is a whole number without units, an
-#: ``*.enable`` a boolean. The server refuses anything else at start, after the roll began.
-_WHOLE_NUMBER = re.compile(r"-?\d+")
-
-
-def extra_value_problem(key: str, value: Any) -> str:
-    """Why Kafka would refuse ``value`` for broker setting ``key`` ("" when it reads it)."""
-    text = _as_text(value).strip()
-    if key.endswith(".ms") or key.endswith(".bytes") or key.startswith("num."):
-        unit = "milliseconds" if key.endswith(".ms") else \
-            "bytes" if key.endswith(".bytes") else "a count"
-        if not _WHOLE_NUMBER.fullmatch(text):
-            return (f"{key}={text!r}: Kafka reads a whole number of {unit} here, without units "
-                    "(e.g. 604800000 for 7 days, 1048576 for 1 MiB)")
-    elif key.endswith(".enable") and text.lower() not in ("true", "false"):
-        return f"{key}={text!r}: Kafka reads true or false here"
-    return ""
-
-
 def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None) -> list[str]:
     """Problems of ``kafka_broker_extra_properties``: typos of known keys, keys the role sets
     through its own variables, values contradicting the cluster model (when given), multi-line or
@@ -459,11 +439,7 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
             close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.85)
             if close:
                 problems.append(f"{where} is not a Kafka broker setting; did you mean {close[0]}?")
-        if wrong := extra_value_problem(key, value):
-            problems.append(f"kafka_broker_extra_properties: {wrong}")
-    if model is not None and "replica.fetch.max.bytes" in accepted \
-            and not extra_value_problem("replica.fetch.max.bytes",
-                                        accepted["replica.fetch.max.bytes"]):
+    if model is not None and "replica.fetch.max.bytes" in accepted:
         fetch = int(accepted["replica.fetch.max.bytes"])
         if fetch < int(model.get("message.max.bytes", 0)):
             problems.append("kafka_broker_extra_properties: replica.fetch.max.bytes "
