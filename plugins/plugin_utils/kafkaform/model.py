@@ -271,13 +271,17 @@ class Cluster:
         return security_steps.clients_use_tls(self.zookeeper_tls_step)
 
     @property
+    def zookeeper_endpoints(self) -> dict[str, str]:
+        """``host:port`` where clients (brokers, the probes) reach each member, by inventory
+        name: its secure client port once clients use TLS, else its plain one."""
+        return {m.host: f"{m.address}:"
+                        f"{m.secure_client_port if self.zookeeper_over_tls else m.client_port}"
+                for m in self.ensemble}
+
+    @property
     def zookeeper_connect(self) -> str:
-        """``host:port,...`` of every member (its secure client port once clients use TLS) plus
-        the cluster's chroot (KB-05: commas)."""
-        members = ",".join(
-            f"{m.address}:{m.secure_client_port if self.zookeeper_over_tls else m.client_port}"
-            for m in self.ensemble)
-        return f"{members}{self.zookeeper_chroot}"
+        """``host:port,...`` of every member plus the cluster's chroot (KB-05: commas)."""
+        return f"{','.join(self.zookeeper_endpoints.values())}{self.zookeeper_chroot}"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -313,6 +317,7 @@ class Cluster:
         data["zookeeper_connect"] = self.zookeeper_connect
         data["zookeeper_tls_step"] = self.zookeeper_tls_step
         data["zookeeper_over_tls"] = self.zookeeper_over_tls
+        data["zookeeper_endpoints"] = self.zookeeper_endpoints
         data["zookeeper_servers"] = [m.server_line for m in self.ensemble]
         data["bootstrap_servers"] = self.bootstrap_servers
         data["admin_bootstrap_servers"] = self.admin_bootstrap_servers

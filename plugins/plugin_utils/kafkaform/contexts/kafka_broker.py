@@ -216,23 +216,23 @@ def principal_rule(principal: str) -> str:
     return f"RULE:^.*OU={principal}(,.*)?$/{principal}/"
 
 
-def zookeeper_tls_properties(tls: Mapping[str, str]) -> dict[str, str]:
-    """server.properties lines of SE-18: the node connects to ZooKeeper's secure client port
-    with its own keystore (mutual TLS, beside its SASL login) and checks the member's name, with
-    the protocols and suites of every other TLS connection (SE-17)."""
-    secret = f"${{file:{tls['secrets']}:keystore.password}}"
+#: The node's TLS settings its ZooKeeper client takes as they are (zookeeper.ssl.<key> from
+#: ssl.<key>): the same keystore, trust store, protocols and suites as every other connection.
+_ZOOKEEPER_TLS_FROM = ("keystore.type", "keystore.location", "keystore.password",
+                       "truststore.type", "truststore.location", "enabled.protocols",
+                       "cipher.suites")
+
+
+def zookeeper_tls_properties(ssl: Mapping[str, str]) -> dict[str, str]:
+    """server.properties lines of SE-18, from the node's own ``ssl.*`` lines: the node connects
+    to ZooKeeper's secure client port with its own keystore (mutual TLS, beside its SASL login)
+    and checks the member's name."""
     return {
         "zookeeper.ssl.client.enable": "true",
         "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
-        "zookeeper.ssl.keystore.type": "PKCS12",
-        "zookeeper.ssl.keystore.location": tls["keystore"],
-        "zookeeper.ssl.keystore.password": secret,
-        "zookeeper.ssl.truststore.type": "PEM",
-        "zookeeper.ssl.truststore.location": tls["trust"],
+        **{f"zookeeper.ssl.{key}": ssl[f"ssl.{key}"] for key in _ZOOKEEPER_TLS_FROM},
         "zookeeper.ssl.endpoint.identification.algorithm": "HTTPS",
         "zookeeper.ssl.protocol": tls_policy.PROTOCOLS[0],
-        "zookeeper.ssl.enabled.protocols": ",".join(tls_policy.PROTOCOLS),
-        "zookeeper.ssl.cipher.suites": ",".join(tls_policy.JAVA_SUITES),
     }
 
 
@@ -300,7 +300,7 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
     if mode.zookeeper_client:
         props["zookeeper.set.acl"] = "false" if plaintext_replication else "true"
         if zookeeper_tls:
-            props.update(zookeeper_tls_properties(tls))
+            props.update(zookeeper_tls_properties(props))
     for lst in broker["listeners"]:
         if lst["protocol"] == "SASL_SSL":
             prefix = f"listener.name.{lst['name'].lower()}"

@@ -230,12 +230,8 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
     tls = tls_files(conf_dir)
     tls_step = str(cluster.get("zookeeper_tls_step") or "required")
-    over_tls = clients_use_tls(tls_step)
-
-    def reach(m: Mapping[str, Any]) -> str:
-        """Where the probes ask member ``m``: its secure port once every member serves it."""
-        return f"{m['address']}:{m['secure_client_port'] if over_tls else m['client_port']}"
-
+    # Where the probes ask each member: where brokers reach it (the model decides).
+    endpoints = {str(h): str(e) for h, e in cluster["zookeeper_endpoints"].items()}
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
@@ -256,9 +252,9 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
         # requires TLS it listens on loopback only. SE-18, ZK-13
         "client_port_address": "127.0.0.1" if tls_step == "required" else "",
         # Where the probes (files/zookeeper-4lw) ask each member, and their options.
-        "client_addresses": [reach(m) for m in cluster["ensemble"]],
-        "client_address_by_host": {m["host"]: reach(m) for m in cluster["ensemble"]},
-        "probe_options": ["--tls", tls["dir"]] if over_tls else [],
+        "client_addresses": list(endpoints.values()),
+        "client_address_by_host": endpoints,
+        "probe_options": ["--tls", tls["dir"]] if cluster["zookeeper_over_tls"] else [],
         "tick_time_ms": int(get("tick_time_ms")),
         "init_limit_ticks": int(get("init_limit_ticks")),
         "sync_limit_ticks": int(get("sync_limit_ticks")),
