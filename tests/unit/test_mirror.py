@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -25,6 +26,7 @@ from kafkaform import catalog, lab_image, mirror
 from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, join_url
 from kafkaform.checksum import file_sha512, parse_sha512
 from kafkaform.cli import build_parser
+from kafkaform.mirror import common as mirror_common
 
 
 def tar_names(data: bytes) -> list[str]:
@@ -411,10 +413,19 @@ def test_maven_home_is_read_from_mvn_version() -> None:
 REGISTRY_HOSTS = ("repo1.maven.org", "repo.maven.apache.org", "deb.debian.org", "pypi.org")
 
 
+def source_files(module: ModuleType) -> list[Path]:
+    """A module's file, or every file of a package (its modules and the files it ships)."""
+    path = Path(str(module.__file__))
+    if path.name != "__init__.py":
+        return [path]
+    return [p for p in sorted(path.parent.rglob("*")) if p.is_file() and p.suffix != ".pyc"]
+
+
 @pytest.mark.parametrize("module", [catalog, mirror, lab_image], ids=lambda m: m.__name__)
 def test_no_registry_host_is_written_into_the_code(module: ModuleType) -> None:
-    source = Path(str(module.__file__)).read_text()
-    assert [host for host in REGISTRY_HOSTS if host in source] == []
+    found = [(path.name, host) for path in source_files(module)
+             for host in REGISTRY_HOSTS if host in path.read_text()]
+    assert found == []
 
 
 # ------------------------------------------------------------------------- manifest / publish
@@ -494,9 +505,13 @@ def test_a_failing_producer_leaves_nothing_behind(tmp_path: Path) -> None:
     assert list((tmp_path / "demo/1.0").iterdir()) == []
 
 
-def test_recipes_change_when_generated_files_change(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recipes_change_when_generated_files_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = mirror.kafka_recipe(CATALOG.kafka).digest()
-    monkeypatch.setattr(mirror, "KAFKA_LOG4J", mirror.KAFKA_LOG4J + "# changed\n")
+    files = shutil.copytree(mirror_common.FILES, tmp_path / "files")
+    with (files / "kafka/3/config/log4j.properties").open("a") as log4j:
+        log4j.write("# changed\n")
+    monkeypatch.setattr(mirror_common, "FILES", files)
     assert mirror.kafka_recipe(CATALOG.kafka).digest() != before
 
 

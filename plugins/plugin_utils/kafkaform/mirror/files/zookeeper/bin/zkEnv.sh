@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Minimal zkEnv.sh: classpath and configuration directory of this installation.
+ZOOBINDIR=${ZOOBINDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+ZOOKEEPER_PREFIX=$(cd "$ZOOBINDIR/.." && pwd)
+ZOOCFGDIR=${ZOOCFGDIR:-$ZOOKEEPER_PREFIX/conf}
+ZOOCFG=${ZOOCFG:-zoo.cfg}
+ZOO_LOG_DIR=${ZOO_LOG_DIR:-$ZOOKEEPER_PREFIX/logs}
+CLASSPATH="$ZOOCFGDIR:$ZOOKEEPER_PREFIX/lib/*${CLASSPATH:+:$CLASSPATH}"
+JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+export ZOOBINDIR ZOOKEEPER_PREFIX ZOOCFGDIR ZOOCFG ZOO_LOG_DIR CLASSPATH JAVA
