@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import java
 from .podman import CommandError, image_label, podman, say
 
 IMAGE = "localhost/kafkaform-debian12:latest"
@@ -48,9 +49,9 @@ PACKAGES: tuple[str, ...] = (
     "ca-certificates",
     "curl",
     "netcat-openbsd",
-    # Every JVM service of the platform needs Java 17; baked in, it is downloaded once per image
+    # Every JVM service of the platform needs Java; baked in, it is downloaded once per image
     # instead of once per host and scenario. The roles still ensure it (a no-op here).
-    "openjdk-17-jre-headless",
+    java.DEFAULT_PACKAGE,
     # The monitoring role's packages, baked in for the same reason; the image leaves their
     # services disabled, so only the hosts the role runs on start them.
     "prometheus",

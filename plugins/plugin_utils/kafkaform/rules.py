@@ -109,7 +109,7 @@ CATALOGUE: tuple[Rule, ...] = (
          "ensemble see a member vanish and an unknown one appear, with the old member's data.",
          "Set zookeeper_id, a unique integer from 1 to 255, in each member's host_vars (it is "
          "never defaulted); to replace a member, follow ZK-14.",
-         (PREFLIGHT, "roles/zookeeper/tasks/configure.yml")),
+         (PREFLIGHT, "plugins/plugin_utils/kafkaform/plans/zookeeper.py")),
     Rule("ZK-04", "Every member has the same server lines",
          "Members that disagree on who is in the ensemble cannot form one quorum.",
          "Nothing to set: every member's zoo.cfg comes from the one cluster model.",
@@ -164,7 +164,7 @@ CATALOGUE: tuple[Rule, ...] = (
          "Stop zookeeper on the member, move its data directory (and the dataLogDir) aside and "
          "rerun: it resyncs from the leader. For a new id, remove the old server line from the "
          "ensemble first.",
-         ("roles/zookeeper/tasks/configure.yml",)),
+         ("plugins/plugin_utils/kafkaform/plans/zookeeper.py",)),
     Rule("ZK-15", "Rolling restarts: one member at a time, followers first and the leader last, "
          "each waiting for the quorum",
          "Restarting two of three members at once loses the quorum; restarting the leader last "
@@ -900,6 +900,9 @@ def checker(path: str) -> str:
         return "kafka_broker role"
     if path.startswith("roles/"):
         return f"{path.split('/')[1]} role"
+    if "/plans/" in path:
+        # A role's plan: both the role and its pyinfra deploy refuse by it.
+        return f"{Path(path).stem} role"
     if "/contexts/" in path:
         # The preflight runs each role's input checks (checks.role_inputs) before any host.
         return f"preflight ({Path(path).stem} inputs)"

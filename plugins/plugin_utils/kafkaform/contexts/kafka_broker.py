@@ -21,6 +21,7 @@ from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
+from ..java import UNREAD_HOME
 from ..kraft_migration import MIGRATION_KEY, NodeMode, node_mode
 from ..model import (
     BROKER_LISTENER,
@@ -51,8 +52,8 @@ REGISTRATION_WAIT_S = 60
 #: Seconds between two such waiting health checks.
 HEALTH_POLL_S = 2
 
-#: Debian 12's OpenJDK 17 on amd64, used when ``kafka_broker_java_home`` is empty.
-DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+#: The Java home of a context built without reading the host (kafkaform.java).
+DEFAULT_JAVA_HOME = UNREAD_HOME
 
 #: Broker configuration keys of Kafka 3.9 (ZooKeeper mode) an extra property is checked against:
 #: an unknown key close to one of these is a typo.

@@ -18,6 +18,7 @@ from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.extras import one_line_settings
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
+from ..java import UNREAD_HOME
 from ..rules import cite
 from ..template_filters import java_properties
 
@@ -27,9 +28,8 @@ HISTORY_CLASS = "org.apache.spark.deploy.history.HistoryServer"
 
 RECOVERY_MODES = ("FILESYSTEM", "NONE")
 
-#: Debian 12's OpenJDK 17 on amd64, used when ``spark_node_java_home`` is empty (the role passes the
-#: host's own architecture instead).
-DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+#: The Java home of a context built without reading the host (kafkaform.java).
+DEFAULT_JAVA_HOME = UNREAD_HOME
 
 #: Seconds between two checks that every worker is registered while a restarted one comes back
 #: (a worker's registration takes a few seconds).

@@ -17,6 +17,7 @@ from ..contexts.extras import one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
+from ..java import UNREAD_HOME
 from ..model import ZOOKEEPER_TXN_LOG
 from ..rules import cite
 from ..security_steps import clients_use_tls
@@ -86,9 +87,8 @@ CLIENT_LOGIN_CONTEXT = "Client"
 KAFKA_USER = "kafka"
 QUORUM_USER = "quorum"
 
-#: Debian 12's OpenJDK 17 on amd64, used when ``zookeeper_java_home`` is empty (the role passes the
-#: host's own architecture instead).
-DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+#: The Java home of a context built without reading the host (kafkaform.java).
+DEFAULT_JAVA_HOME = UNREAD_HOME
 
 
 def settings_problems(settings: Mapping[str, Any]) -> list[str]:

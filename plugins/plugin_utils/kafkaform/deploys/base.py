@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from io import BytesIO
+from pathlib import Path
 from typing import Any, Protocol
 
 from pyinfra.api.exceptions import DeployError
@@ -27,6 +28,7 @@ from pyinfra.operations import apt, files, python
 from .. import inventory, secrets
 from ..defaults import role_defaults, role_options
 from ..model import InventoryView, build
+from ..paths import templates_dir
 from ..render import render
 from .facts import FileStates, service_stale_argv
 from .hosts import INVENTORY
@@ -157,6 +159,28 @@ def put_content(content: str, dest: str, *, user: str = "root", group: str = "ro
                 mode: str = "644") -> Planned:
     """``ansible.builtin.copy`` with ``content``."""
     return _put(content.encode(), dest, user, group, mode)
+
+
+def planned_bytes(item: Mapping[str, Any], variables: Mapping[str, Any]) -> bytes:
+    """The bytes ``install_files`` writes for one item of a role's plan: its template rendered
+    with ``variables``, the file it names, or its content."""
+    if item.get("template") is not None:
+        return render(str(Path(item["template"]).relative_to(templates_dir())),
+                      variables).encode()
+    if item.get("src") is not None:
+        return Path(item["src"]).read_bytes()
+    return str(item["content"]).encode()
+
+
+def install_planned(items: Iterable[Mapping[str, Any]],
+                    variables: Mapping[str, Any]) -> dict[str, Planned]:
+    """The module ``kafkaform.platform.install_files`` on a role's planned items (a plan's
+    ``as_task_item``s, secrets filled in by ``with_secrets``): each file written only where its
+    content, owner, group or mode differ. Returns each destination's operation."""
+    return {str(item["dest"]): _put(planned_bytes(item, variables), str(item["dest"]),
+                                    str(item["owner"]), str(item["group"]),
+                                    str(item["mode"]).lstrip("0") or "0")
+            for item in items}
 
 
 def make_directories(directories: Iterable[Mapping[str, str]]) -> None:

@@ -26,6 +26,7 @@ from ..catalog import release_key
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broker_context
 from ..defaults import setting
+from ..java import DEFAULT_PACKAGE, java_home
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..paths import role_dir
 from ..topics import parse_describe
@@ -64,8 +65,9 @@ def settings(of: Host | None = None) -> dict[str, Any]:
                              of=target)}
     arch, cores = (target.get_fact(CommandOutput, argv=(
         "sh", "-c", "dpkg --print-architecture; nproc")) + "\n").split("\n")[:2]
-    found["kafka_broker_java_home"] = (found.get("kafka_broker_java_home")
-                                       or f"/usr/lib/jvm/java-17-openjdk-{arch.strip()}")
+    found["kafka_broker_java_home"] = java_home(
+        str(found.get("kafka_broker_java_package") or DEFAULT_PACKAGE), arch.strip(),
+        "kafka_broker_java_home", str(found.get("kafka_broker_java_home") or ""))
     found["kafka_broker_cores"] = int(cores.strip() or 1)
     return found
 

@@ -19,6 +19,7 @@ from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
 from ..contexts.spark_node import connector_jars, spark_node_context
+from ..java import DEFAULT_PACKAGE, java_home
 from ..model import SPARK_MASTER, SPARK_WORKER
 from ..paths import role_dir
 from . import artifact, tls
@@ -73,8 +74,9 @@ def settings(of: Host | None = None) -> dict[str, Any]:
     target = host if of is None else of
     found = role_settings(ROLE, of=target)
     arch = _host_facts(target)[0]
-    found["spark_node_java_home"] = (found.get("spark_node_java_home")
-                                     or f"/usr/lib/jvm/java-17-openjdk-{arch}")
+    found["spark_node_java_home"] = java_home(
+        str(found.get("spark_node_java_package") or DEFAULT_PACKAGE), arch.strip(),
+        "spark_node_java_home", str(found.get("spark_node_java_home") or ""))
     return found
 
 

@@ -1,5 +1,6 @@
-"""``roles/zookeeper`` as a pyinfra deploy: the same security gate, install, files, units, purge
-timer and rolling restart (followers first, the leader last, every member serving before each).
+"""``roles/zookeeper`` as a pyinfra deploy: the member's plan (kafkaform.plans.zookeeper), carried
+out as the role carries it out: the same refusal, install, files, units, purge timer and rolling
+restart (followers first, the leader last, every member serving before each).
 
     pyinfra @kafkaform/inventory/lab kafkaform.deploys.zookeeper.zookeeper
 """
@@ -7,7 +8,6 @@ timer and rolling restart (followers first, the leader last, every member servin
 from __future__ import annotations
 
 import posixpath
-import shlex
 from typing import Any
 
 from pyinfra.api.deploy import deploy
@@ -16,21 +16,18 @@ from pyinfra.api.host import Host
 from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
-from .. import security_steps
-from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.zookeeper import zookeeper_context
 from ..model import ZOOKEEPER
-from ..paths import role_dir
+from ..plans.files import with_secrets
+from ..plans.zookeeper import ROLE, ZookeeperPlan, host_read, parse_host, zookeeper_plan
 from . import artifact, tls
 from .base import (
     Roll,
     cluster,
     install_packages,
+    install_planned,
     make_directories,
     member_contexts,
     play_hosts,
-    put_content,
-    put_rendered,
     role_settings,
     roll_restarts,
     secret,
@@ -39,131 +36,80 @@ from .base import (
 )
 from .facts import CommandOutput, ServiceStale
 
-ROLE = "zookeeper"
-#: Where the role installs its four-letter-word and quorum probe (roles/zookeeper/vars/main.yml).
-FOUR_LETTER_WORD_SCRIPT = "/usr/local/sbin/zookeeper-4lw"
-PURGE_UNITS = ("zookeeper-purge.service", "zookeeper-purge.timer")
-
-
-def _java_home_detected(of: Host) -> str:
-    arch = of.get_fact(CommandOutput, argv=("dpkg", "--print-architecture")) or ""
-    return f"/usr/lib/jvm/java-17-openjdk-{arch.strip()}"
-
 
 def settings(of: Host | None = None) -> dict[str, Any]:
     """``zookeeper_settings`` of roles/zookeeper/vars/main.yml, for the host ``of``."""
-    found = role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url", of=of)
-    found["zookeeper_java_home"] = found.get("zookeeper_java_home") or _java_home_detected(
-        host if of is None else of)
-    return found
+    return role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url", of=of)
+
+
+def plan(of: Host | None = None) -> ZookeeperPlan:
+    """The plan of the member ``of`` (the current host by default), from its host read."""
+    target = host if of is None else of
+    found = settings(target)
+    argv = tuple(host_read(cluster(), target.name, found))
+    read = parse_host(target.get_fact(CommandOutput, argv=argv))
+    return zookeeper_plan(cluster(), target.name, found, read)
 
 
 def context(of: Host | None = None) -> dict[str, Any]:
     """The ``zookeeper`` dict every template of templates/zookeeper/ reads."""
-    return zookeeper_context(cluster(), (host if of is None else of).name, settings(of))
+    return plan(of).context
 
 
-def _security_gate(zk: dict[str, Any]) -> None:
-    """roles/zookeeper/tasks/security_gate.yml. SE-07, SE-08, SE-10"""
-    path = f"{zk['conf_dir']}/zoo.cfg"
-    running = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(path)} || true"))
-    if running:
-        problem = security_steps.member_problem(host.name, path, running,
-                                                zk["security_step"], zk["tls_step"])
-        if problem:
-            raise DeployError(problem)
-
-
-def _install(zk: dict[str, Any], s: dict[str, Any]) -> None:
+def _install(p: ZookeeperPlan, version: str, archive_url: str) -> None:
     """roles/zookeeper/tasks/install.yml."""
-    install_packages("Install Java 17 from the distribution", [str(s["zookeeper_java_package"])],
-                     cache_time=3600, no_recommends=True, java=True)
-    server.group(name="Create the zookeeper group", group=zk["group"], system=True)
-    server.user(name="Create the zookeeper user, without login or home", user=zk["user"],
-                group=zk["group"], system=True, shell="/usr/sbin/nologin", home=zk["data_dir"],
-                create_home=False, ensure_home=False, comment="Apache ZooKeeper")
-    install_dir = zk["install_dir"]
-    artifact.install("zookeeper", str(s["zookeeper_version"]), str(s["zookeeper_archive_url"]),
-                     posixpath.dirname(install_dir), install_dir)
-    files.put(name="Install the four-letter-word and quorum probe",
-              src=str(role_dir(ROLE) / "files" / "zookeeper-4lw"), dest=FOUR_LETTER_WORD_SCRIPT,
-              user="root", group="root", mode="755")
+    if p.install_java:
+        install_packages("Install Java from the distribution", [p.java_package],
+                         cache_time=3600, no_recommends=True, java=True)
+    if p.create_account:
+        a = p.account
+        server.group(name="Create the zookeeper group", group=a.group, system=True)
+        server.user(name="Create the zookeeper user, without login or home", user=a.user,
+                    group=a.group, system=True, shell=a.shell, home=a.home, create_home=False,
+                    ensure_home=False, comment=a.comment)
+    install_dir = p.context["install_dir"]
+    artifact.install(ROLE, version, archive_url, posixpath.dirname(install_dir), install_dir)
 
 
-def _certificate(zk: dict[str, Any]) -> bool:
-    """The member's own certificate with its names and IP addresses (SE-18); whether it or the
-    trust bundle may change in this run."""
-    addresses = host.get_fact(CommandOutput, argv=("hostname", "--all-ip-addresses")) or ""
-    t = zk["tls"]
+def _certificate(p: ZookeeperPlan) -> bool:
+    """roles/zookeeper/tasks/tls.yml; whether the certificate or the trust bundle may change."""
+    t = p.context["tls"]
     files.directory(name="Create the TLS directory", path=t["dir"], user="root",
-                    group=zk["group"], mode="750")
-    return tls.certificate([*t["names"], *addresses.split()], t["ou"], zk["group"],
-                           service="zookeeper", trust=t["trust"], keystore=t["keystore"],
-                           cert=t["cert"], key=t["key"])
+                    group=p.account.group, mode="750")
+    return tls.certificate(p.certificate_names, t["ou"], p.account.group, service=ROLE,
+                           trust=t["trust"], keystore=t["keystore"], cert=t["cert"],
+                           key=t["key"])
 
 
-def _configure(zk: dict[str, Any], version: str) -> tuple[list[Any], list[Any], bool]:
+def _configure(p: ZookeeperPlan) -> tuple[list[Any], list[Any], bool]:
     """roles/zookeeper/tasks/configure.yml; returns the operations of the files the member reads
     at start, those of the systemd units, and whether its TLS material may change."""
-    group = zk["group"]
-    make_directories(zk["directories"])
-    tls_changes = _certificate(zk)
-    myid = f"{zk['data_dir']}/myid"
-    existing = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {shlex.quote(myid)} "
-                                                              "2>/dev/null || true")).strip()
-    if existing and existing != str(zk["id"]):
-        raise DeployError(
-            f"{host.name}: {myid} holds {existing} but the inventory gives zookeeper_id "
-            f"{zk['id']}. kafkaform never rewrites an existing myid: the ensemble would see a "
-            f"member vanish and an unknown one appear, with the old member's data. If the "
-            f"inventory is wrong, set zookeeper_id: {existing} for {host.name}; to replace the "
-            "member on purpose, see roles/zookeeper/tasks/configure.yml (ZK-03, ZK-14)")
-    restart = []
-    if not existing:
-        restart.append(put_content(f"{zk['id']}\n", myid, group=group, mode="640"))
-    rendered = {ROLE: zk}
-    restart.append(put_rendered("zookeeper/zoo.cfg.j2", rendered, f"{zk['conf_dir']}/zoo.cfg",
-                                group=group, mode="640"))
-    logins = {**rendered, "zookeeper_secrets": {"kafka": secret("zookeeper-kafka"),
-                                                "quorum": secret("zookeeper-quorum")}}
-    restart.append(put_rendered("zookeeper/jaas.conf.j2", logins, zk["sasl"]["jaas_file"],
-                                group=group, mode="640"))
-    restart.append(put_content(f"{secret('keystore')}\n", zk["tls"]["password_file"],
-                               group=group, mode="640"))
-    # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.
-    put_rendered("zookeeper/client-jaas.conf.j2", logins, zk["sasl"]["client_jaas_file"],
-                 mode="600")
-    restart.append(put_rendered("zookeeper/logback.xml.j2", rendered,
-                                f"{zk['conf_dir']}/logback.xml", group=group, mode="640"))
-    restart.append(put_content(f"zookeeper {version}\n", f"{zk['conf_dir']}/release",
-                               group=group, mode="640"))
-    artifact.jmx_agent(zk["metrics"], "zookeeper/jmx-exporter.yml.j2", rendered, group)
-    units = [put_rendered("zookeeper/zookeeper.service.j2", rendered,
-                          f"{SYSTEMD_UNIT_DIR}/zookeeper.service")]
-    if zk["purge_timer"]["enabled"]:
-        units += [put_rendered(f"zookeeper/{unit}.j2", rendered, f"{SYSTEMD_UNIT_DIR}/{unit}")
-                  for unit in PURGE_UNITS]
-    else:
-        timer = f"{SYSTEMD_UNIT_DIR}/zookeeper-purge.timer"
-        if host.get_fact(CommandOutput, argv=("sh", "-c", f"test -e {timer} && echo yes || true")):
-            systemd.service(name="Stop the purge timer, ZooKeeper's autopurge replaces it",
-                            service="zookeeper-purge.timer", running=False, enabled=False)
-        units += [files.file(name=f"Remove {unit}", path=f"{SYSTEMD_UNIT_DIR}/{unit}",
-                             present=False) for unit in PURGE_UNITS]
+    make_directories(p.directories)
+    rendered = {ROLE: p.context}
+    written = install_planned([f.as_task_item() for f in p.files], rendered)
+    tls_changes = _certificate(p)
+    secrets = {name: secret(cluster_secret) for name, cluster_secret in p.secrets.items()}
+    written |= install_planned(
+        with_secrets([f.as_task_item() for f in p.secret_files], secrets),
+        {**rendered, "zookeeper_secrets": secrets})
+    metrics = p.context["metrics"]
+    if p.fetch_agent:
+        artifact.download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
+    if p.stop_purge_timer:
+        systemd.service(name="Stop the purge timer, ZooKeeper's autopurge replaces it",
+                        service="zookeeper-purge.timer", running=False, enabled=False)
+    units = [op for dest, op in written.items() if dest.endswith((".service", ".timer"))]
+    units += [files.file(name=f"Remove {path}", path=path, present=False)
+              for path in p.remove_units]
+    restart = [written[f.dest] for f in (*p.files, *p.secret_files) if f.restarts]
     return restart + units, units, tls_changes
 
 
-def _probe(zk: dict[str, Any], *args: str) -> list[str]:
-    """The four-letter-word probe's command line, over TLS once every member serves it."""
-    return [FOUR_LETTER_WORD_SCRIPT, *zk["probe_options"], *args]
-
-
-def _wait_for_quorum(zk: dict[str, Any], timeout_s: float) -> None:
-    ran = until_ok(host.name, _probe(zk, "--quorum", ",".join(zk["client_addresses"])),
-                   timeout_s, 2.0)
+def _wait_for_quorum(p: ZookeeperPlan) -> None:
+    ran = until_ok(host.name, p.quorum_argv, p.roll.timeout_s, p.roll.delay_s)
     if not ran.ok:
         raise DeployError(f"{host.name}: the ensemble does not serve with one leader after "
-                          f"{timeout_s:g} s: {ran.said} (ZK-13)")
+                          f"{p.roll.timeout_s:g} s: {ran.said} (ZK-13)")
 
 
 @deploy("zookeeper")
@@ -172,34 +118,33 @@ def zookeeper() -> None:
     if ZOOKEEPER not in host.groups:
         return
     s = settings()
-    zk = zookeeper_context(cluster(), host.name, s)
-    _security_gate(zk)
-    _install(zk, s)
-    restart_files, units, tls_changes = _configure(zk, str(s["zookeeper_version"]))
+    p = plan()
+    if p.refusal:
+        raise DeployError(p.refusal)
+    _install(p, str(s["zookeeper_version"]), str(s["zookeeper_archive_url"]))
+    restart_files, units, tls_changes = _configure(p)
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for ZooKeeper units")
     started = systemd.service(name="Enable and start ZooKeeper", service="zookeeper",
                               running=True, enabled=True)
-    if zk["purge_timer"]["enabled"]:
+    if p.start_purge_timer:
         systemd.service(name="Enable and start the purge timer", service="zookeeper-purge.timer",
                         running=True, enabled=True)
     members = play_hosts(ZOOKEEPER)
-    contexts = member_contexts(ROLE, members, zk, context)
+    restart_files_of = member_contexts(ROLE, members, {"restart_files": p.restart_files},
+                                       lambda m: {"restart_files": plan(m).restart_files})
     # Asked of the host, not remembered by a run: a run stopped between writing a file and the
     # restart left the member stale. OP-03
     stale_now = host.get_fact(ServiceStale, service="zookeeper",
-                              paths=tuple(zk["restart_files"]))["stale"]
-    timeout_s = float(s["zookeeper_restart_timeout_s"])
-    quorum_argv = _probe(zk, "--quorum", ",".join(zk["client_addresses"]))
+                              paths=tuple(p.restart_files))["stale"]
     roll_restarts(Roll(
-        service="zookeeper", rule="ZK-15", members=tuple(contexts),
-        restart_files={m: c["restart_files"] for m, c in contexts.items()},
-        gate_argv=quorum_argv, health_argv=quorum_argv,
-        last_probe_argv={m: _probe(c, "srvr", c["client_address_by_host"][m])
-                         for m, c in contexts.items()},
-        last_pattern=r"(?m)^Mode: leader$", timeout_s=timeout_s,
-        delay_s=float(zk["health_poll_s"])),
+        service="zookeeper", rule=p.roll.rule, members=tuple(restart_files_of),
+        restart_files={m: c["restart_files"] for m, c in restart_files_of.items()},
+        gate_argv=p.roll.health_argv, health_argv=p.roll.health_argv,
+        last_probe_argv={m: argv for m, argv in p.roll.last_probe_argv.items()
+                         if m in restart_files_of},
+        last_pattern=p.roll.last_pattern, timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s),
         might_be_stale=stale_now or tls_changes or will_change(*restart_files))
     if will_change(started):
         python.call(name="Wait until the ensemble serves with one leader",
-                    function=_wait_for_quorum, zk=zk, timeout_s=timeout_s)
+                    function=_wait_for_quorum, p=p)

@@ -23,7 +23,13 @@ from typing import Any
 import pytest
 import testinfra.host  # type: ignore[import-untyped]
 
-from kafkaform.contexts.zookeeper import zookeeper_context
+from kafkaform.plans.zookeeper import (
+    FOUR_LETTER_WORD_SCRIPT,
+    ZookeeperPlan,
+    host_read,
+    parse_host,
+    zookeeper_plan,
+)
 from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
@@ -51,7 +57,12 @@ FOUR_LETTER_WORD = (
 class Member:
     name: str
     host: testinfra.host.Host
-    expected: Mapping[str, Any]  # the role's template context for this member
+    plan: ZookeeperPlan  # what the role planned for this member, read as the role reads it
+
+    @property
+    def expected(self) -> Mapping[str, Any]:
+        """The role's template context for this member."""
+        return self.plan.context
 
     def four_letter_word(self, word: str) -> str:
         cmd = self.host.run("python3 -c %s %s %s", FOUR_LETTER_WORD, word,
@@ -80,8 +91,35 @@ class Member:
 
 @pytest.fixture(scope="module")
 def ensemble(nodes: Nodes, inventory: Inventory) -> list[Member]:
-    return [Member(n.name, n.host, zookeeper_context(inventory.cluster, n.name, n.variables))
-            for n in nodes("ensemble", "ZooKeeper ensemble")]
+    members = []
+    for n in nodes("ensemble", "ZooKeeper ensemble"):
+        read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
+        assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
+        planned = zookeeper_plan(inventory.cluster, n.name, n.variables, parse_host(read.stdout))
+        members.append(Member(n.name, n.host, planned))
+    return members
+
+
+def test_nothing_left_to_do_and_nothing_refused(ensemble: list[Member]) -> None:
+    """Read as the role reads it, a converged member needs no Java, account or agent jar, and
+    the run would not stop on it."""
+    for member in ensemble:
+        p = member.plan
+        assert not p.refusal, f"{member.name}: {p.refusal}"
+        assert not (p.install_java or p.create_account or p.fetch_agent), (
+            f"{member.name}: Java {p.install_java}, account {p.create_account}, "
+            f"agent jar {p.fetch_agent} still to install")
+
+
+def test_planned_files_have_their_owner_group_and_mode(ensemble: list[Member]) -> None:
+    for member in ensemble:
+        for planned in (*member.plan.files, *member.plan.secret_files):
+            found = member.host.file(planned.dest)
+            assert found.is_file, f"{member.name}: {planned.dest} is missing"
+            assert (found.user, found.group, found.mode) == (
+                planned.owner, planned.group, int(planned.mode, 8)), (
+                f"{member.name}: {planned.dest} is {found.user}:{found.group} "
+                f"{found.mode:o}, planned {planned.owner}:{planned.group} {planned.mode}")
 
 
 def test_services_run_as_zookeeper_user(ensemble: list[Member]) -> None:
@@ -229,7 +267,7 @@ def test_live_jvm_has_the_configured_heap_gc_and_limits(ensemble: list[Member]) 
 
 
 #: The probe every member carries (roles/zookeeper/files/zookeeper-4lw).
-PROBE = "/usr/local/sbin/zookeeper-4lw"
+PROBE = FOUR_LETTER_WORD_SCRIPT
 
 
 def test_client_ports_speak_mutual_tls_and_the_plain_one_stays_local(

@@ -1,0 +1,59 @@
+"""The pieces of a plan that both engines execute the same way: files and the service account."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..accounts import account_as_declared
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file a role writes, as the module ``kafkaform.platform.install_files`` takes it.
+
+    Exactly one source: ``template`` (a name under the role's templates, rendered with the
+    role's context), ``src`` (a file of the role's ``files/``), ``content``, or ``secret``: the
+    plan's name of a secret, written as its one line by :func:`with_secrets` (never in a plan).
+    ``restarts``: the service reads it only at start, so it restarts when the file changed after
+    it started (OP-03).
+    """
+
+    dest: str
+    template: str | None = None
+    src: str | None = None
+    content: str | None = None
+    secret: str | None = None
+    owner: str = "root"
+    group: str = "root"
+    mode: str = "0640"
+    restarts: bool = False
+
+    def as_task_item(self) -> dict[str, Any]:
+        """The item ``install_files`` takes: its source, dest, owner, group and mode."""
+        return {key: value for key, value in asdict(self).items()
+                if value is not None and key != "restarts"}
+
+
+@dataclass(frozen=True)
+class Account:
+    """A service's system user and group, without login and without a home of its own."""
+
+    user: str
+    group: str
+    home: str
+    comment: str
+    shell: str = "/usr/sbin/nologin"
+
+    def in_place(self, passwd_entry: str, group_entry: str) -> bool:
+        """Whether ``getent``'s answers show the account as declared (kafkaform.accounts)."""
+        return account_as_declared(passwd_entry, group_entry, self.home, self.shell, self.comment)
+
+
+def with_secrets(items: list[dict[str, Any]], secrets: Mapping[str, str]) -> list[dict[str, Any]]:
+    """``install_files`` items with each ``secret`` source replaced by its value, one line: what
+    both engines hand the host, inside a step that neither logs nor diffs."""
+    return [{**{k: v for k, v in item.items() if k != "secret"},
+             "content": f"{secrets[item['secret']]}\n"} if item.get("secret") else item
+            for item in items]

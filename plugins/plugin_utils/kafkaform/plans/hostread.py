@@ -1,0 +1,66 @@
+"""One read of a host per role: a command both engines run (the role with
+``ansible.builtin.command``, pyinfra as the fact ``HostRead``) and one parser of what it prints.
+
+The command prints one labelled line per question, ``<label> <answer>``, so the parser finds each
+answer by its label, never by its position, and a question added later moves no other answer.
+A multi-line answer (a configuration file) travels base64-encoded on its line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Question:
+    """One line of a host read: ``label`` and the shell snippet whose output answers it (empty
+    output is an empty answer). ``present`` is a path: when it does not exist the line is left out,
+    so the parser can tell "no such file" from an empty one."""
+
+    label: str
+    shell: str
+    present: str = ""
+
+
+def ask(label: str, shell: str, present: str = "") -> Question:
+    return Question(label, shell, present)
+
+
+def file_lines(label: str, path: str) -> Question:
+    """The content of ``path`` (base64 on one line), or no line when there is no such file."""
+    quoted = shlex.quote(path)
+    return Question(label, f"base64 -w0 {quoted}", present=path)
+
+
+def command(questions: Sequence[Question]) -> list[str]:
+    """The argument vector that asks ``questions`` in one call: ``sh -c SCRIPT``."""
+    lines = []
+    for question in questions:
+        line = f"printf '%s %s\\n' {question.label} \"$({question.shell})\""
+        if question.present:
+            line = f"if [ -e {shlex.quote(question.present)} ]; then {line}; fi"
+        lines.append(line)
+    return ["sh", "-c", "; ".join(lines)]
+
+
+def answers(stdout: str) -> dict[str, str]:
+    """Label to answer, from what :func:`command` printed (the first line of each label)."""
+    found: dict[str, str] = {}
+    for line in stdout.splitlines():
+        label, _, answer = line.partition(" ")
+        found.setdefault(label, answer.strip())
+    return found
+
+
+def decoded(answer: str | None) -> str | None:
+    """A :func:`file_lines` answer as text, None when the file was absent or unreadable."""
+    if answer is None:
+        return None
+    try:
+        return base64.b64decode(answer, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None

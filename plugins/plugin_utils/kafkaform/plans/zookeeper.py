@@ -1,0 +1,263 @@
+"""The zookeeper role's plan for one member: what to install, which files to write, what to
+refuse, and how to roll a restart through the ensemble (roles/zookeeper, deploys/zookeeper.py).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .. import java, security_steps
+from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts.zookeeper import zookeeper_context
+from ..defaults import setting
+from ..paths import role_dir, templates_dir
+from ..rules import cite
+from . import hostread
+from .files import Account, PlannedFile
+
+ROLE = "zookeeper"
+#: Where the role installs its four-letter-word and quorum probe (roles/zookeeper/files).
+FOUR_LETTER_WORD_SCRIPT = "/usr/local/sbin/zookeeper-4lw"
+PURGE_UNITS = ("zookeeper-purge.service", "zookeeper-purge.timer")
+#: The agent jar as the download leaves it: then it is neither fetched nor hashed again.
+AGENT_JAR_STATE = "root:root:644"
+#: `srvr` prints this line on the member that leads: it restarts last (ZK-15).
+LEADER_PATTERN = r"(?m)^Mode: leader$"
+
+
+@dataclass(frozen=True)
+class ZookeeperHost:
+    """What the role needs to know of a member before it changes anything."""
+
+    architecture: str = ""
+    java_installed: bool = False
+    passwd: str = ""
+    group: str = ""
+    agent_jar: str = ""
+    #: The member's myid, None on a member that has none yet.
+    myid: str | None = None
+    ip_addresses: tuple[str, ...] = ()
+    purge_timer_installed: bool = False
+    #: The zoo.cfg the member runs with today, None on a new member.
+    running_config: str | None = None
+
+
+def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
+    """The one command that reads a member (its answers: :func:`parse_host`)."""
+    zk = zookeeper_context(cluster, host, settings)
+    q = shlex.quote
+    package = str(setting(settings, "zookeeper_java_package"))
+    return hostread.command([
+        hostread.ask("architecture", "dpkg --print-architecture"),
+        hostread.ask("java", f"dpkg-query --show --showformat='${{db:Status-Abbrev}}' "
+                             f"{q(package)} 2>/dev/null"),
+        hostread.ask("passwd", f"getent passwd {q(zk['user'])}"),
+        hostread.ask("group", f"getent group {q(zk['group'])}"),
+        hostread.ask("agent_jar", f"stat -c '%U:%G:%a' {q(zk['metrics']['jar'])} 2>/dev/null"),
+        hostread.ask("myid", f"cat {q(zk['data_dir'] + '/myid')}",
+                     present=f"{zk['data_dir']}/myid"),
+        hostread.ask("ip_addresses", "hostname --all-ip-addresses"),
+        hostread.ask("purge_timer", "echo yes", present=f"{SYSTEMD_UNIT_DIR}/{PURGE_UNITS[1]}"),
+        hostread.file_lines("zoo.cfg", f"{zk['conf_dir']}/zoo.cfg"),
+    ])
+
+
+def parse_host(stdout: str) -> ZookeeperHost:
+    """:func:`host_read`'s answers."""
+    found = hostread.answers(stdout)
+    return ZookeeperHost(
+        architecture=found.get("architecture", ""),
+        java_installed=found.get("java", "").startswith("ii"),
+        passwd=found.get("passwd", ""),
+        group=found.get("group", ""),
+        agent_jar=found.get("agent_jar", ""),
+        myid=found.get("myid"),
+        ip_addresses=tuple(found.get("ip_addresses", "").split()),
+        purge_timer_installed=found.get("purge_timer") == "yes",
+        running_config=hostread.decoded(found.get("zoo.cfg")),
+    )
+
+
+@dataclass(frozen=True)
+class Roll:
+    """ZooKeeper's terms for the one rolling restart (roles/rolling_restart, deploys.base.Roll):
+    every member serving and one leader before the first restart and after each one, followers
+    first and the leader last. ZK-15"""
+
+    health_argv: list[str]
+    last_probe_argv: dict[str, list[str]]
+    last_pattern: str
+    timeout_s: float
+    delay_s: float
+    rule: str = "ZK-15"
+
+
+@dataclass(frozen=True)
+class ZookeeperPlan:
+    """Everything the role does on one member, decided."""
+
+    #: The templates' input (kafkaform.contexts.zookeeper).
+    context: dict[str, Any]
+    #: Why the run must stop before it changes this member, or "".
+    refusal: str
+    java_package: str
+    install_java: bool
+    account: Account
+    create_account: bool
+    fetch_agent: bool
+    directories: list[dict[str, str]]
+    #: Files without secrets, and those with (written with no_log, never diffed).
+    files: list[PlannedFile]
+    secret_files: list[PlannedFile]
+    #: The secrets the secret files read: the templates' name for each, to the cluster secret.
+    secrets: dict[str, str]
+    certificate_names: list[str]
+    #: The purge timer runs (zookeeper_purge_method timer), or is stopped if it is there.
+    start_purge_timer: bool
+    stop_purge_timer: bool
+    remove_units: list[str]
+    restart_files: list[str]
+    roll: Roll
+    #: The probes of the verify step: the member answers imok; the ensemble serves with one
+    #: leader. Each is asked every 2 s up to ``probe_retries`` times.
+    ruok_argv: list[str] = field(default_factory=list)
+    quorum_argv: list[str] = field(default_factory=list)
+    probe_retries: int = 0
+
+    def as_vars(self) -> dict[str, Any]:
+        """The plan as the role reads it: plain data, files as install_files items."""
+        found = asdict(self)
+        found["files"] = [f.as_task_item() for f in self.files]
+        found["secret_files"] = [f.as_task_item() for f in self.secret_files]
+        return found
+
+
+def _template(name: str) -> str:
+    """A template of the role, by the absolute path both engines read it from."""
+    return str(templates_dir() / ROLE / name)
+
+
+def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
+    data_dir = zk["data_dir"]
+    return (
+        f"{host}: {data_dir}/myid holds {existing} but the inventory gives zookeeper_id "
+        f"{zk['id']}. kafkaform never rewrites an existing myid ({cite('ZK-03')}): the "
+        "ensemble would see a member vanish and an unknown one appear, with the old member's "
+        f"data. If the inventory is wrong, set zookeeper_id: {existing} for {host}. To replace "
+        f"the member on purpose, keep the same id and address ({cite('ZK-14')}): stop zookeeper "
+        f"on {host}, move {data_dir} (and the dataLogDir) aside, and rerun; the member resyncs "
+        f"from the leader. To give it a new id, first take server.{existing} out of the ensemble "
+        f"on the other members, then remove {data_dir}/myid here and rerun.")
+
+
+def _refusal(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> str:
+    """The security steps first (SE-10, SE-18), then the myid (ZK-03, ZK-14)."""
+    if read.running_config is not None:
+        problem = security_steps.member_problem(host, f"{zk['conf_dir']}/zoo.cfg",
+                                                read.running_config, zk["security_step"],
+                                                zk["tls_step"])
+        if problem:
+            return problem
+    if read.myid is not None and read.myid.strip() != str(zk["id"]):
+        return _myid_refusal(host, zk, read.myid.strip())
+    return ""
+
+
+def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[PlannedFile]:
+    group, conf = zk["group"], zk["conf_dir"]
+
+    def read_at_start(dest: str, **source: str) -> PlannedFile:
+        return PlannedFile(dest=dest, group=group, restarts=True, **source)
+
+    def unit(name: str, restarts: bool = False) -> PlannedFile:
+        return PlannedFile(template=_template(f"{name}.j2"), dest=f"{SYSTEMD_UNIT_DIR}/{name}",
+                           mode="0644", restarts=restarts)
+
+    planned = [
+        # Identical server lines on every member. ZK-02, ZK-04, ZK-08, ZK-09, ZK-13
+        read_at_start(f"{conf}/zoo.cfg", template=_template("zoo.cfg.j2")),
+        read_at_start(f"{conf}/logback.xml", template=_template("logback.xml.j2")),
+        # The ZooKeeper release the service runs. ZK-01
+        read_at_start(f"{conf}/release", content=f"zookeeper {version}\n"),
+        # Heap, G1 and GC log rotation. ZK-10, FD-02
+        unit("zookeeper.service", restarts=True),
+        # The four-letter-word and quorum probe.
+        PlannedFile(src=str(role_dir(ROLE) / "files" / "zookeeper-4lw"),
+                    dest=FOUR_LETTER_WORD_SCRIPT, mode="0755"),
+    ]
+    if write_myid:  # ZK-03: written once, never rewritten
+        planned.append(read_at_start(f"{zk['data_dir']}/myid", content=f"{zk['id']}\n"))
+    if zk["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
+        planned.append(PlannedFile(template=_template("jmx-exporter.yml.j2"),
+                                   dest=zk["metrics"]["config"], group=group))
+    if zk["purge_timer"]["enabled"]:  # ZK-08
+        planned += [unit(name) for name in PURGE_UNITS]
+    return planned
+
+
+def _secret_files(zk: Mapping[str, Any]) -> list[PlannedFile]:
+    group = zk["group"]
+    return [
+        # Readable by the service group only. SE-06, SE-07, SE-08
+        PlannedFile(template=_template("jaas.conf.j2"), dest=zk["sasl"]["jaas_file"],
+                    group=group, restarts=True),
+        # ssl.keyStore.passwordPath and ssl.quorum.keyStore.passwordPath: zoo.cfg holds no secret.
+        PlannedFile(secret="keystore", dest=zk["tls"]["password_file"], group=group,
+                    restarts=True),
+        # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.
+        PlannedFile(template=_template("client-jaas.conf.j2"),
+                    dest=zk["sasl"]["client_jaas_file"], mode="0600"),
+    ]
+
+
+def _roll(cluster: Mapping[str, Any], zk: Mapping[str, Any],
+          settings: Mapping[str, Any]) -> Roll:
+    probe = [FOUR_LETTER_WORD_SCRIPT, *zk["probe_options"]]
+    members = [str(member) for member in cluster["ensemble_by_host"]]
+    return Roll(
+        health_argv=[*probe, "--quorum", ",".join(zk["client_addresses"])],
+        last_probe_argv={m: [*probe, "srvr", zk["client_address_by_host"][m]] for m in members},
+        last_pattern=LEADER_PATTERN,
+        timeout_s=float(setting(settings, "zookeeper_restart_timeout_s")),
+        delay_s=float(zk["health_poll_s"]))
+
+
+def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
+                   read: ZookeeperHost) -> ZookeeperPlan:
+    """The plan for the member ``host``, from the model, the role's settings and the host read."""
+    package = str(setting(settings, "zookeeper_java_package"))
+    home = str(setting(settings, "zookeeper_java_home") or "")
+    if read.architecture:
+        home = java.java_home(package, read.architecture, "zookeeper_java_home", home)
+    zk = zookeeper_context(cluster, host, {**settings, "zookeeper_java_home": home})
+    account = Account(user=zk["user"], group=zk["group"], home=zk["data_dir"],
+                      comment="Apache ZooKeeper")
+    purge = bool(zk["purge_timer"]["enabled"])
+    roll = _roll(cluster, zk, settings)
+    return ZookeeperPlan(
+        context=zk,
+        refusal=_refusal(host, zk, read),
+        java_package=package,
+        install_java=not read.java_installed,
+        account=account,
+        create_account=not account.in_place(read.passwd, read.group),
+        fetch_agent=bool(zk["metrics"]["enabled"]) and read.agent_jar != AGENT_JAR_STATE,
+        directories=list(zk["directories"]),
+        files=_files(zk, str(setting(settings, "zookeeper_version")), read.myid is None),
+        secret_files=_secret_files(zk),
+        secrets={"kafka": "zookeeper-kafka", "quorum": "zookeeper-quorum",
+                 "keystore": "keystore"},
+        certificate_names=[*zk["tls"]["names"], *read.ip_addresses],
+        start_purge_timer=purge,
+        stop_purge_timer=not purge and read.purge_timer_installed,
+        remove_units=[] if purge else [f"{SYSTEMD_UNIT_DIR}/{u}" for u in PURGE_UNITS],
+        restart_files=list(zk["restart_files"]),
+        roll=roll,
+        ruok_argv=[FOUR_LETTER_WORD_SCRIPT, "ruok", f"127.0.0.1:{zk['client_port']}"],
+        quorum_argv=roll.health_argv,
+        probe_retries=math.ceil(roll.timeout_s / 2),
+    )

@@ -1,0 +1,103 @@
+"""Decisions are made once, in a role's plan (kafkaform.plans): a role that has one neither reads
+its host by line position nor asks its host anything the plan's host read does not, and its
+pyinfra deploy asks its host only through that read. The roles not moved onto a plan yet are
+named, so that the list can only shrink."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = ROOT / "roles"
+DEPLOYS = ROOT / "plugins" / "plugin_utils" / "kafkaform" / "deploys"
+
+#: Roles whose every decision is in kafkaform.plans.<role>.
+PLANNED = ("zookeeper",)
+#: Roles that still read a command's output by line position (`stdout_lines[N]`).
+POSITIONAL_YET = {"kafka_broker", "spark_node"}
+
+_POSITIONAL = re.compile(r"stdout_lines\s*\[|stdout\.split\(\)\s*\[")
+_QUESTIONS = re.compile(r"ansible\.builtin\.(?:command|shell|slurp|stat)\b")
+
+
+def _yaml_of(role: str) -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text() for p in sorted((ROLES / role).rglob("*.yml"))}
+
+
+def test_only_the_named_roles_read_output_by_position() -> None:
+    found = {path.split("/")[1] for role in (p.name for p in ROLES.iterdir())
+             for path, text in _yaml_of(role).items() if _POSITIONAL.search(text)}
+    assert found == POSITIONAL_YET, (
+        "a role reads a command's output by line position: read it by label through the "
+        "role's host read (kafkaform.plans.hostread)" if found - POSITIONAL_YET else
+        f"{sorted(POSITIONAL_YET - found)} no longer read by position: drop them from "
+        "POSITIONAL_YET")
+
+
+@pytest.mark.parametrize("role", PLANNED)
+def test_a_planned_role_asks_its_host_only_through_its_plan(role: str) -> None:
+    """Its only command before the plan is the host read; its other commands are probes whose
+    argument vectors the plan holds."""
+    for path, text in _yaml_of(role).items():
+        assert "stdout_lines" not in text, path
+        for match in _QUESTIONS.finditer(text):
+            after = text[match.end():match.end() + 200]
+            assert f"{role}_plan." in after or f"{role}_host_read(" in after, (
+                f"{path}: {match.group(0)} with an argument vector of its own; put the "
+                f"question in the host read or the probe in the plan")
+
+
+@pytest.mark.parametrize("role", PLANNED)
+def test_a_planned_deploy_asks_its_host_only_through_the_host_read(role: str) -> None:
+    source = (DEPLOYS / f"{role}.py").read_text()
+    asked = re.findall(r"get_fact\((\w+)", source)
+    assert asked.count("CommandOutput") == 1, asked
+    assert "host_read(" in source
+
+
+@pytest.mark.parametrize("role", PLANNED)
+def test_a_planned_role_decides_nothing_its_plan_does_not(role: str) -> None:
+    """Every condition of its tasks is a field of its plan, or whether the run is a dry run,
+    or the result of a task of its own (a service start, an issued certificate), or whether a
+    member of the play was found stale at run time (the rolling restart's marks, OP-03)."""
+    allowed = re.compile(rf"^(?:not )?(?:{role}_plan\.[\w.]+(?: \| length > 0)?"
+                         rf"|{role}_plan\.refusal \| length > 0"
+                         rf"|{role}_certificate\.[\w.]+ is file"
+                         r"|not ansible_check_mode"
+                         rf"|not ansible_check_mode or {role}_\w+ is succeeded and {role}_\w+ "
+                         r"is not changed"
+                         r"|ansible_play_hosts \| map\('extract', hostvars, "
+                         rf"'{role}_restart_pending'\) \| select\('defined'\) \| select \| list"
+                         r" \| length > 0)$")
+    for path, text in _yaml_of(role).items():
+        if "/tasks/" not in path:
+            continue
+        for condition in _conditions(text):
+            assert allowed.match(condition), f"{path}: when: {condition}"
+
+
+def _conditions(text: str) -> list[str]:
+    """Each ``when:`` of a task file: a folded one (``>-``) joined onto one line, each item of a
+    list on its own."""
+    found = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        matched = re.match(r"^(\s*)(?:- )?when: (.*)$", line)
+        if not matched:
+            continue
+        if matched[2].strip() not in ("", ">-", ">", "|"):
+            found.append(matched[2].strip())
+            continue
+        indent, parts = len(matched[1]), []
+        for following in lines[index + 1:]:
+            if following.strip() and len(following) - len(following.lstrip()) <= indent:
+                break
+            parts.append(following.strip())
+        if matched[2].strip():
+            found.append(" ".join(parts))
+        else:
+            found += [part.removeprefix("- ") for part in parts if part.startswith("- ")]
+    return found

@@ -1,0 +1,114 @@
+"""Both engines carry out a role's plan the same way: for the same plan, Ansible's
+``install_files`` (the role's task, run here on this machine) and the pyinfra deploy's
+``install_planned`` write the same files, with the same bytes, owners, groups and modes.
+
+The roles hand ``install_files`` the plan's items as they are (``<role>_plan.files``), and the
+deploys hand ``install_planned`` the same items (``PlannedFile.as_task_item``); what each engine
+still does on its own, reading a source and rendering a template, is what this compares.
+"""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import os
+import pwd
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kafkaform.deploys import base
+from kafkaform.plans.files import with_secrets
+from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
+from tests.unit.test_zookeeper_context import cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Stand-ins for the cluster's secrets: the plan names them, each engine fills them in.
+SECRETS = {"kafka": "kafka-password", "quorum": "quorum-password", "keystore": "store-password"}
+
+#: dest -> (bytes, owner, group, mode as an int)
+Written = dict[str, tuple[bytes, str, str, int]]
+
+
+def _ansible_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
+                    tmp_path: Path) -> Written:
+    """What the role's install_files task writes: run for real, then read back from disk."""
+    playbook = tmp_path / "plan.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Carry out a plan", "hosts": "localhost", "gather_facts": False,
+        "connection": "local", "vars": {**variables, "planned_items": items},
+        "tasks": [{"name": "Install the planned files",
+                   "kafkaform.platform.install_files": {"files": "{{ planned_items }}"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
+                          str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
+                         check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    written: Written = {}
+    for item in items:
+        found = Path(item["dest"])
+        info = found.stat()
+        written[item["dest"]] = (found.read_bytes(), pwd.getpwuid(info.st_uid).pw_name,
+                                 grp.getgrgid(info.st_gid).gr_name, stat.S_IMODE(info.st_mode))
+    return written
+
+
+def _relocated(items: list[dict[str, Any]], root: Path) -> list[dict[str, Any]]:
+    """The items with every destination under ``root`` (the units' and the probe's too), their
+    directories made, so that both engines can write them here."""
+    moved = []
+    for item in items:
+        dest = root / item["dest"].lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        moved.append({**item, "dest": str(dest)})
+    return moved
+
+
+def _pyinfra_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
+                    monkeypatch: pytest.MonkeyPatch) -> Written:
+    """What the deploy's install_planned would write: each file it hands ``files.put``."""
+    written: Written = {}
+
+    def put(content: bytes, dest: str, user: str, group: str, mode: str) -> base.Unchanged:
+        written[dest] = (content, user, group, int(mode, 8))
+        return base.Unchanged()
+
+    monkeypatch.setattr(base, "_put", put)
+    base.install_planned(items, variables)
+    return written
+
+
+@pytest.fixture
+def zookeeper_settings() -> dict[str, Any]:
+    """This machine's own account, so that both engines find the owner and group; settings as
+    the role hands them, templated (the version's default is a Jinja expression)."""
+    return {"zookeeper_version": "3.9.9", "zookeeper_user": getpass.getuser(),
+            "zookeeper_group": grp.getgrgid(os.getgid()).gr_name}
+
+
+def test_zookeeper_plan_is_written_alike_by_both_engines(
+        zookeeper_settings: dict[str, Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new member (every file, myid and the purge units included), secrets filled in."""
+    plan = zookeeper_plan(cluster(), "kf-zk2", zookeeper_settings,
+                          ZookeeperHost(architecture="amd64"))
+    items = [f.as_task_item() for f in plan.files]
+    items += with_secrets([f.as_task_item() for f in plan.secret_files], SECRETS)
+    variables = {"zookeeper": plan.context, "zookeeper_secrets": SECRETS}
+    items = _relocated(items, tmp_path / "host")
+    by_pyinfra = _pyinfra_writes(items, variables, monkeypatch)
+    by_ansible = _ansible_writes(items, variables, tmp_path)
+    assert sorted(by_ansible) == sorted(by_pyinfra)
+    assert len(by_ansible) == len(plan.files) + len(plan.secret_files)
+    for dest, written in by_ansible.items():
+        assert written == by_pyinfra[dest], dest
+    # The secret reached its file, and only its file.
+    password = str(tmp_path / "host" / plan.context["tls"]["password_file"].lstrip("/"))
+    assert by_pyinfra[password][0] == b"store-password\n"

@@ -1,0 +1,171 @@
+"""The zookeeper role's plan: the host read's command and parser, and each decision the role and
+the pyinfra deploy take from it (kafkaform.plans.zookeeper)."""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import grp
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkaform.plans import hostread
+from kafkaform.plans.zookeeper import (
+    AGENT_JAR_STATE,
+    ZookeeperHost,
+    host_read,
+    parse_host,
+    zookeeper_plan,
+)
+from tests.unit.test_security_steps import cluster as migrating_cluster
+from tests.unit.test_zookeeper_context import cluster
+
+#: A member as a converged run leaves it (kf-zk2 of inventory/lab).
+CONVERGED = ZookeeperHost(
+    architecture="amd64", java_installed=True,
+    passwd="zookeeper:x:999:999:Apache ZooKeeper:/var/lib/zookeeper:/usr/sbin/nologin",
+    group="zookeeper:x:999:", agent_jar=AGENT_JAR_STATE, myid="2",
+    ip_addresses=("10.89.0.12",), purge_timer_installed=True, running_config=None)
+
+
+def plan(read: ZookeeperHost = CONVERGED, **settings: Any) -> Any:
+    return zookeeper_plan(cluster(), "kf-zk2", settings, read)
+
+
+def test_a_new_host_gets_java_the_account_the_agent_and_its_myid() -> None:
+    p = plan(ZookeeperHost(architecture="arm64"))
+    assert (p.install_java, p.create_account, p.fetch_agent) == (True, True, True)
+    myid = [f for f in p.files if f.dest.endswith("/myid")]
+    assert [(f.content, f.restarts) for f in myid] == [("2\n", True)]
+    assert p.context["java"]["binary"] == "/usr/lib/jvm/java-17-openjdk-arm64/bin/java"
+    assert not p.refusal
+
+
+def test_a_converged_member_needs_nothing_installed_and_keeps_its_myid() -> None:
+    p = plan()
+    assert (p.install_java, p.create_account, p.fetch_agent) == (False, False, False)
+    assert not [f for f in p.files if f.dest.endswith("/myid")]
+    assert not p.refusal
+
+
+def test_an_account_with_another_home_is_declared_again() -> None:
+    moved = ZookeeperHost(**{**CONVERGED.__dict__,
+                             "passwd": CONVERGED.passwd.replace("/var/lib/zookeeper", "/home/zk")})
+    assert plan(moved).create_account
+
+
+def test_a_different_myid_is_refused_with_the_host_the_setting_and_the_fix() -> None:
+    p = plan(ZookeeperHost(**{**CONVERGED.__dict__, "myid": "7"}))
+    assert p.refusal.startswith("kf-zk2: /var/lib/zookeeper/myid holds 7")
+    assert "set zookeeper_id: 7 for kf-zk2" in p.refusal
+    assert "server.7" in p.refusal
+
+
+def test_skipping_a_securing_step_is_refused_before_the_myid() -> None:
+    """A member running without SASL at all may not be taken to enforced SASL in one run."""
+    open_config = "clientPort=2181\nserver.1=kf-zk1:2888:3888\n"
+    p = zookeeper_plan(migrating_cluster(""), "zk1", {},
+                       ZookeeperHost(architecture="amd64", myid="9", running_config=open_config))
+    assert p.refusal.startswith("zk1 runs at step open of securing the cluster in place")
+    assert "kafka_security_migration: plaintext_replication" in p.refusal
+    assert "myid" not in p.refusal
+
+
+def test_autopurge_stops_and_removes_a_purge_timer_left_behind() -> None:
+    p = plan(zookeeper_purge_method="autopurge")
+    assert p.stop_purge_timer
+    assert [Path(u).name for u in p.remove_units] == ["zookeeper-purge.service",
+                                                        "zookeeper-purge.timer"]
+    assert not [f for f in p.files if "purge" in f.dest]
+    timer_kept = plan()
+    assert not timer_kept.stop_purge_timer and not timer_kept.remove_units
+    assert {Path(f.dest).name for f in timer_kept.files} >= {"zookeeper-purge.timer"}
+
+
+def test_the_certificate_names_the_member_and_its_addresses() -> None:
+    assert plan().certificate_names == ["kf-zk2", "10.89.0.12"]
+
+
+def test_every_file_read_at_start_is_a_restart_file() -> None:
+    p = plan(ZookeeperHost(architecture="amd64"))
+    read_at_start = {f.dest for f in (*p.files, *p.secret_files) if f.restarts}
+    assert read_at_start <= set(p.restart_files)
+    assert {"/etc/zookeeper/zoo.cfg", "/var/lib/zookeeper/myid",
+            "/etc/systemd/system/zookeeper.service"} <= read_at_start
+
+
+def test_no_secret_value_is_in_the_plan() -> None:
+    """Secret files name their secrets; the values are filled in at the write (with_secrets)."""
+    p = plan()
+    password = [f for f in p.secret_files if f.secret]
+    assert [f.secret for f in password] == ["keystore"]
+    assert set(p.secrets.values()) == {"zookeeper-kafka", "zookeeper-quorum", "keystore"}
+    assert all(f.content is None for f in p.secret_files)
+
+
+def test_the_leader_goes_last_and_every_member_is_probed() -> None:
+    roll = plan().roll
+    assert sorted(roll.last_probe_argv) == ["kf-zk1", "kf-zk2", "kf-zk3"]
+    assert roll.last_probe_argv["kf-zk1"][-2:] == ["srvr", "kf-zk1:2182"]
+    assert roll.health_argv[-2] == "--quorum"
+    assert plan(zookeeper_restart_timeout_s=31).probe_retries == 16
+
+
+@pytest.mark.parametrize(("package", "architecture"), [("temurin-17-jre", "amd64"),
+                                                        ("openjdk-17-jre-headless", "sparc")])
+def test_java_home_names_the_setting_when_it_cannot_tell(package: str, architecture: str) -> None:
+    with pytest.raises(ValueError, match="set zookeeper_java_home"):
+        plan(ZookeeperHost(architecture=architecture), zookeeper_java_package=package)
+
+
+def test_a_given_java_home_wins() -> None:
+    p = plan(ZookeeperHost(architecture="sparc"), zookeeper_java_home="/opt/jdk/")
+    assert p.context["java"]["binary"] == "/opt/jdk/bin/java"
+
+
+def test_the_parser_reads_labels_not_positions() -> None:
+    config = "clientPort=2181\nsecureClientPort=2182\n"
+    out = "\n".join([
+        f"zoo.cfg {base64.b64encode(config.encode()).decode()}",
+        "ip_addresses 10.0.0.5 fd00::5",
+        "myid 3",
+        "java ii ",
+        "architecture arm64",
+    ])
+    read = parse_host(out)
+    assert (read.architecture, read.java_installed, read.myid) == ("arm64", True, "3")
+    assert read.ip_addresses == ("10.0.0.5", "fd00::5")
+    assert read.running_config == config
+    assert (read.passwd, read.purge_timer_installed) == ("", False)
+
+
+def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
+    """The command itself, run here: a member with a myid and a zoo.cfg, and one with neither."""
+    user = getpass.getuser()
+    group = grp.getgrgid(os.getgid()).gr_name
+    settings = {"zookeeper_data_dir": str(tmp_path / "data"),
+                "zookeeper_conf_dir": str(tmp_path / "conf"),
+                "zookeeper_user": user, "zookeeper_group": group}
+    argv = host_read(cluster(), "kf-zk2", settings)
+    fresh = parse_host(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    assert (fresh.myid, fresh.running_config) == (None, None)
+    assert fresh.passwd.startswith(f"{user}:") and fresh.group.startswith(f"{group}:")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "myid").write_text("2\n")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "zoo.cfg").write_text("tickTime=2000\n")
+    found = parse_host(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    assert (found.myid, found.running_config) == ("2", "tickTime=2000\n")
+    assert found.architecture == subprocess.run(["dpkg", "--print-architecture"],
+                                                 capture_output=True, text=True,
+                                                 check=True).stdout.strip()
+
+
+def test_an_absent_file_and_an_empty_one_differ() -> None:
+    assert hostread.decoded(None) is None
+    assert hostread.decoded("") == ""
+    assert hostread.decoded("not base64!") is None
