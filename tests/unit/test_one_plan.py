@@ -15,9 +15,9 @@ ROLES = ROOT / "roles"
 DEPLOYS = ROOT / "plugins" / "plugin_utils" / "kafkaform" / "deploys"
 
 #: Roles whose every decision is in kafkaform.plans.<role>.
-PLANNED = ("zookeeper",)
+PLANNED = ("zookeeper", "spark_node")
 #: Roles that still read a command's output by line position (`stdout_lines[N]`).
-POSITIONAL_YET = {"kafka_broker", "spark_node"}
+POSITIONAL_YET = {"kafka_broker"}
 
 _POSITIONAL = re.compile(r"stdout_lines\s*\[|stdout\.split\(\)\s*\[")
 _QUESTIONS = re.compile(r"ansible\.builtin\.(?:command|shell|slurp|stat)\b")
@@ -45,7 +45,7 @@ def test_a_planned_role_asks_its_host_only_through_its_plan(role: str) -> None:
         assert "stdout_lines" not in text, path
         for match in _QUESTIONS.finditer(text):
             after = text[match.end():match.end() + 200]
-            assert f"{role}_plan." in after or f"{role}_host_read(" in after, (
+            assert f"{role}_plan." in after or f"{role}_host_read" in after, (
                 f"{path}: {match.group(0)} with an argument vector of its own; put the "
                 f"question in the host read or the probe in the plan")
 
@@ -58,25 +58,44 @@ def test_a_planned_deploy_asks_its_host_only_through_the_host_read(role: str) ->
     assert "host_read(" in source
 
 
+#: Names a condition may read besides its role's plan and its role's own registered results: the
+#: run's mode and which hosts the play runs on (the rolling restarts' marks among them).
+_RUNTIME = {"ansible_check_mode", "ansible_play_hosts", "hostvars", "inventory_hostname"}
+#: Jinja's own words.
+_JINJA = {"not", "and", "or", "in", "is", "if", "else", "true", "false", "none", "defined"}
+
+
+def _names(condition: str) -> set[str]:
+    """The variables a condition reads: identifiers that are not string literals, attributes,
+    filters, tests or calls."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", condition)
+    found = set()
+    for match in re.finditer(r"[A-Za-z_]\w*", text):
+        before = text[:match.start()].rstrip()
+        after = text[match.end():].lstrip()
+        if before.endswith((".", "|")) or re.search(r"\bis(?: not)?$", before) \
+                or after.startswith("(") or match[0] in _JINJA:
+            continue
+        found.add(match[0])
+    return found
+
+
 @pytest.mark.parametrize("role", PLANNED)
 def test_a_planned_role_decides_nothing_its_plan_does_not(role: str) -> None:
-    """Every condition of its tasks is a field of its plan, or whether the run is a dry run,
-    or the result of a task of its own (a service start, an issued certificate), or whether a
-    member of the play was found stale at run time (the rolling restart's marks, OP-03)."""
-    allowed = re.compile(rf"^(?:not )?(?:{role}_plan\.[\w.]+(?: \| length > 0)?"
-                         rf"|{role}_plan\.refusal \| length > 0"
-                         rf"|{role}_certificate\.[\w.]+ is file"
-                         r"|not ansible_check_mode"
-                         rf"|not ansible_check_mode or {role}_\w+ is succeeded and {role}_\w+ "
-                         r"is not changed"
-                         r"|ansible_play_hosts \| map\('extract', hostvars, "
-                         rf"'{role}_restart_pending'\) \| select\('defined'\) \| select \| list"
-                         r" \| length > 0)$")
-    for path, text in _yaml_of(role).items():
+    """Every condition of its tasks reads its plan, what its own tasks found at run time (a
+    service start, an issued certificate, a stale daemon), the run's mode or the play's hosts:
+    the plan decides; the tasks only observe."""
+    texts = _yaml_of(role)
+    registered = {name for text in texts.values()
+                  for name in re.findall(r"^\s*register: (\w+)$", text, flags=re.MULTILINE)}
+    allowed = {f"{role}_plan", *registered, *_RUNTIME}
+    for path, text in texts.items():
         if "/tasks/" not in path:
             continue
         for condition in _conditions(text):
-            assert allowed.match(condition), f"{path}: when: {condition}"
+            assert _names(condition) <= allowed, (
+                f"{path}: when: {condition} reads {sorted(_names(condition) - allowed)}; "
+                f"decide it in kafkaform.plans.{role} and read the plan's field")
 
 
 def _conditions(text: str) -> list[str]:
@@ -85,7 +104,7 @@ def _conditions(text: str) -> list[str]:
     found = []
     lines = text.splitlines()
     for index, line in enumerate(lines):
-        matched = re.match(r"^(\s*)(?:- )?when: (.*)$", line)
+        matched = re.match(r"^(\s*)(?:- )?when:(.*)$", line)
         if not matched:
             continue
         if matched[2].strip() not in ("", ">-", ">", "|"):
@@ -98,6 +117,10 @@ def _conditions(text: str) -> list[str]:
             parts.append(following.strip())
         if matched[2].strip():
             found.append(" ".join(parts))
-        else:
-            found += [part.removeprefix("- ") for part in parts if part.startswith("- ")]
+            continue
+        for part in parts:  # a list: each item, its continuation lines joined onto it
+            if part.startswith("- "):
+                found.append(part.removeprefix("- "))
+            elif found and part:
+                found[-1] += " " + part
     return found

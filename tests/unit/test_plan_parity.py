@@ -25,12 +25,16 @@ import yaml
 
 from kafkaform.deploys import base
 from kafkaform.plans.files import with_secrets
+from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
 from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
+from tests.unit.test_spark import cluster as spark_cluster
+from tests.unit.test_spark_node_plan import SETTINGS as SPARK_SETTINGS
 from tests.unit.test_zookeeper_context import cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Stand-ins for the cluster's secrets: the plan names them, each engine fills them in.
-SECRETS = {"kafka": "kafka-password", "quorum": "quorum-password", "keystore": "store-password"}
+SECRETS = {"kafka": "kafka-password", "quorum": "quorum-password", "keystore": "store-password",
+           "authenticate": "spark-secret"}
 
 #: dest -> (bytes, owner, group, mode as an int)
 Written = dict[str, tuple[bytes, str, str, int]]
@@ -44,7 +48,8 @@ def _ansible_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
         "name": "Carry out a plan", "hosts": "localhost", "gather_facts": False,
         "connection": "local", "vars": {**variables, "planned_items": items},
         "tasks": [{"name": "Install the planned files",
-                   "kafkaform.platform.install_files": {"files": "{{ planned_items }}"}}]}]))
+                   "kafkaform.platform.install_files": {"files": "{{ planned_items }}"}}]}],
+        sort_keys=False))  # as set_fact keeps the plan: in order
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
     ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
                           "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
@@ -85,23 +90,17 @@ def _pyinfra_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
     return written
 
 
-@pytest.fixture
-def zookeeper_settings() -> dict[str, Any]:
-    """This machine's own account, so that both engines find the owner and group; settings as
-    the role hands them, templated (the version's default is a Jinja expression)."""
-    return {"zookeeper_version": "3.9.9", "zookeeper_user": getpass.getuser(),
-            "zookeeper_group": grp.getgrgid(os.getgid()).gr_name}
+def _own_account(role: str) -> dict[str, str]:
+    """This machine's own user and group as the role's, so that both engines find them."""
+    return {f"{role}_user": getpass.getuser(),
+            f"{role}_group": grp.getgrgid(os.getgid()).gr_name}
 
 
-def test_zookeeper_plan_is_written_alike_by_both_engines(
-        zookeeper_settings: dict[str, Any], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new member (every file, myid and the purge units included), secrets filled in."""
-    plan = zookeeper_plan(cluster(), "kf-zk2", zookeeper_settings,
-                          ZookeeperHost(architecture="amd64"))
+def _assert_alike(plan: Any, variables: Mapping[str, Any], tmp_path: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> Written:
+    """Both engines write every file of ``plan``, secrets filled in, alike."""
     items = [f.as_task_item() for f in plan.files]
     items += with_secrets([f.as_task_item() for f in plan.secret_files], SECRETS)
-    variables = {"zookeeper": plan.context, "zookeeper_secrets": SECRETS}
     items = _relocated(items, tmp_path / "host")
     by_pyinfra = _pyinfra_writes(items, variables, monkeypatch)
     by_ansible = _ansible_writes(items, variables, tmp_path)
@@ -109,6 +108,31 @@ def test_zookeeper_plan_is_written_alike_by_both_engines(
     assert len(by_ansible) == len(plan.files) + len(plan.secret_files)
     for dest, written in by_ansible.items():
         assert written == by_pyinfra[dest], dest
-    # The secret reached its file, and only its file.
+    return by_pyinfra
+
+
+def test_zookeeper_plan_is_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new member (every file, myid and the purge units included); the settings as the role
+    hands them, templated (the version's default is a Jinja expression)."""
+    plan = zookeeper_plan(cluster(), "kf-zk2",
+                          {"zookeeper_version": "3.9.9", **_own_account("zookeeper")},
+                          ZookeeperHost(architecture="amd64"))
+    written = _assert_alike(plan, {"zookeeper": plan.context, "zookeeper_secrets": SECRETS},
+                            tmp_path, monkeypatch)
+    # The secret reached its file.
     password = str(tmp_path / "host" / plan.context["tls"]["password_file"].lstrip("/"))
-    assert by_pyinfra[password][0] == b"store-password\n"
+    assert written[password][0] == b"store-password\n"
+
+
+def test_spark_node_plan_is_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A master with the history server (three units, each rendered with its own daemon)."""
+    settings = {**SPARK_SETTINGS, "spark_node_history_server_enabled": True,
+                **_own_account("spark_node")}
+    plan = spark_node_plan(spark_cluster(spark_node_history_server_enabled=True), "sm",
+                           settings, SparkNodeHost(architecture="amd64", cores=4, memory_mb=8192))
+    written = _assert_alike(plan, {"spark_node": plan.context, "spark_node_secrets": SECRETS},
+                            tmp_path, monkeypatch)
+    units = [content for dest, (content, *_rest) in written.items() if dest.endswith(".service")]
+    assert len(units) == 2 and units[0] != units[1]

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kafkaform.contexts.spark_node import settings_problems, spark_node_context, worker_resources
 from kafkaform.contexts.spark_pipeline import client_files, spark_pipeline_context
@@ -292,8 +291,7 @@ def serve_states(states: dict[str, Any]) -> tuple[ThreadingHTTPServer, str]:
 def run_apps_served(trust: Path, master_url: str,
                     worker_urls: list[str]) -> subprocess.CompletedProcess[str]:
     """The role's SP-10 probe, as the role runs it, against these URLs."""
-    script = yaml.safe_load((ROLES / "spark_node" / "vars" / "main.yml").read_text())[
-        "spark_node_apps_served_script"]
+    script = (ROLES / "spark_node" / "files" / "spark-apps-served.py").read_text()
     assert "settle_s = 10\n" in script
     script = script.replace("settle_s = 10\n", "settle_s = 0.2\n")  # the same checks, sooner
     return subprocess.run([sys.executable, "-c", script, master_url, str(trust), *worker_urls],

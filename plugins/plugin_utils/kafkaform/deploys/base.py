@@ -23,12 +23,13 @@ from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.context import host, state
 from pyinfra.facts.deb import DebPackages
-from pyinfra.operations import apt, files, python
+from pyinfra.operations import apt, files, python, server
 
 from .. import inventory, secrets
 from ..defaults import role_defaults, role_options
 from ..model import InventoryView, build
 from ..paths import templates_dir
+from ..plans.files import Account
 from ..render import render
 from .facts import FileStates, service_stale_argv
 from .hosts import INVENTORY
@@ -166,7 +167,7 @@ def planned_bytes(item: Mapping[str, Any], variables: Mapping[str, Any]) -> byte
     with ``variables``, the file it names, or its content."""
     if item.get("template") is not None:
         return render(str(Path(item["template"]).relative_to(templates_dir())),
-                      variables).encode()
+                      {**variables, **(item.get("vars") or {})}).encode()
     if item.get("src") is not None:
         return Path(item["src"]).read_bytes()
     return str(item["content"]).encode()
@@ -181,6 +182,14 @@ def install_planned(items: Iterable[Mapping[str, Any]],
                                     str(item["owner"]), str(item["group"]),
                                     str(item["mode"]).lstrip("0") or "0")
             for item in items}
+
+
+def create_account(account: Account, what: str) -> None:
+    """A plan's service account: its group, then its user without login or home of its own."""
+    server.group(name=f"Create the {account.group} group", group=account.group, system=True)
+    server.user(name=f"Create the {account.user} user, {what}", user=account.user,
+                group=account.group, system=True, shell=account.shell, home=account.home,
+                create_home=False, ensure_home=False, comment=account.comment)
 
 
 def make_directories(directories: Iterable[Mapping[str, str]]) -> None:

@@ -14,7 +14,7 @@ from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.context import host
-from pyinfra.operations import files, python, server, systemd
+from pyinfra.operations import files, python, systemd
 
 from ..model import ZOOKEEPER
 from ..plans.files import with_secrets
@@ -23,6 +23,7 @@ from . import artifact, tls
 from .base import (
     Roll,
     cluster,
+    create_account,
     install_packages,
     install_planned,
     make_directories,
@@ -62,11 +63,7 @@ def _install(p: ZookeeperPlan, version: str, archive_url: str) -> None:
         install_packages("Install Java from the distribution", [p.java_package],
                          cache_time=3600, no_recommends=True, java=True)
     if p.create_account:
-        a = p.account
-        server.group(name="Create the zookeeper group", group=a.group, system=True)
-        server.user(name="Create the zookeeper user, without login or home", user=a.user,
-                    group=a.group, system=True, shell=a.shell, home=a.home, create_home=False,
-                    ensure_home=False, comment=a.comment)
+        create_account(p.account, "without login or home")
     install_dir = p.context["install_dir"]
     artifact.install(ROLE, version, archive_url, posixpath.dirname(install_dir), install_dir)
 

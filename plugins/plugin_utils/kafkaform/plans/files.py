@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..accounts import account_as_declared
+from ..paths import templates_dir
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class PlannedFile:
     src: str | None = None
     content: str | None = None
     secret: str | None = None
+    #: Variables added for this file's template only (a unit's daemon).
+    vars: dict[str, Any] | None = None
     owner: str = "root"
     group: str = "root"
     mode: str = "0640"
@@ -57,3 +60,22 @@ def with_secrets(items: list[dict[str, Any]], secrets: Mapping[str, str]) -> lis
     return [{**{k: v for k, v in item.items() if k != "secret"},
              "content": f"{secrets[item['secret']]}\n"} if item.get("secret") else item
             for item in items]
+
+
+def template(role: str, name: str) -> str:
+    """A template of ``role``, by the absolute path both engines read it from."""
+    return str(templates_dir() / role / name)
+
+
+class WritesFiles:
+    """A plan with ``files`` and ``secret_files``, handed to a role as plain data."""
+
+    files: list[PlannedFile]
+    secret_files: list[PlannedFile]
+
+    def as_vars(self) -> dict[str, Any]:
+        """The plan as the role reads it: plain data, files as install_files items."""
+        found: dict[str, Any] = asdict(self)  # type: ignore[call-overload]  # a dataclass
+        found["files"] = [f.as_task_item() for f in self.files]
+        found["secret_files"] = [f.as_task_item() for f in self.secret_files]
+        return found

@@ -7,17 +7,17 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import java, security_steps
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.zookeeper import zookeeper_context
 from ..defaults import setting
-from ..paths import role_dir, templates_dir
+from ..paths import role_dir
 from ..rules import cite
 from . import hostread
-from .files import Account, PlannedFile
+from .files import Account, PlannedFile, WritesFiles, template
 
 ROLE = "zookeeper"
 #: Where the role installs its four-letter-word and quorum probe (roles/zookeeper/files).
@@ -97,7 +97,7 @@ class Roll:
 
 
 @dataclass(frozen=True)
-class ZookeeperPlan:
+class ZookeeperPlan(WritesFiles):
     """Everything the role does on one member, decided."""
 
     #: The templates' input (kafkaform.contexts.zookeeper).
@@ -128,17 +128,6 @@ class ZookeeperPlan:
     quorum_argv: list[str] = field(default_factory=list)
     probe_retries: int = 0
 
-    def as_vars(self) -> dict[str, Any]:
-        """The plan as the role reads it: plain data, files as install_files items."""
-        found = asdict(self)
-        found["files"] = [f.as_task_item() for f in self.files]
-        found["secret_files"] = [f.as_task_item() for f in self.secret_files]
-        return found
-
-
-def _template(name: str) -> str:
-    """A template of the role, by the absolute path both engines read it from."""
-    return str(templates_dir() / ROLE / name)
 
 
 def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
@@ -170,17 +159,19 @@ def _refusal(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> str:
 def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[PlannedFile]:
     group, conf = zk["group"], zk["conf_dir"]
 
-    def read_at_start(dest: str, **source: str) -> PlannedFile:
-        return PlannedFile(dest=dest, group=group, restarts=True, **source)
+    def read_at_start(dest: str, template: str | None = None,
+                      content: str | None = None) -> PlannedFile:
+        return PlannedFile(dest=dest, template=template, content=content, group=group,
+                           restarts=True)
 
     def unit(name: str, restarts: bool = False) -> PlannedFile:
-        return PlannedFile(template=_template(f"{name}.j2"), dest=f"{SYSTEMD_UNIT_DIR}/{name}",
+        return PlannedFile(template=template(ROLE, f"{name}.j2"), dest=f"{SYSTEMD_UNIT_DIR}/{name}",
                            mode="0644", restarts=restarts)
 
     planned = [
         # Identical server lines on every member. ZK-02, ZK-04, ZK-08, ZK-09, ZK-13
-        read_at_start(f"{conf}/zoo.cfg", template=_template("zoo.cfg.j2")),
-        read_at_start(f"{conf}/logback.xml", template=_template("logback.xml.j2")),
+        read_at_start(f"{conf}/zoo.cfg", template=template(ROLE, "zoo.cfg.j2")),
+        read_at_start(f"{conf}/logback.xml", template=template(ROLE, "logback.xml.j2")),
         # The ZooKeeper release the service runs. ZK-01
         read_at_start(f"{conf}/release", content=f"zookeeper {version}\n"),
         # Heap, G1 and GC log rotation. ZK-10, FD-02
@@ -192,7 +183,7 @@ def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[Planne
     if write_myid:  # ZK-03: written once, never rewritten
         planned.append(read_at_start(f"{zk['data_dir']}/myid", content=f"{zk['id']}\n"))
     if zk["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
-        planned.append(PlannedFile(template=_template("jmx-exporter.yml.j2"),
+        planned.append(PlannedFile(template=template(ROLE, "jmx-exporter.yml.j2"),
                                    dest=zk["metrics"]["config"], group=group))
     if zk["purge_timer"]["enabled"]:  # ZK-08
         planned += [unit(name) for name in PURGE_UNITS]
@@ -203,13 +194,13 @@ def _secret_files(zk: Mapping[str, Any]) -> list[PlannedFile]:
     group = zk["group"]
     return [
         # Readable by the service group only. SE-06, SE-07, SE-08
-        PlannedFile(template=_template("jaas.conf.j2"), dest=zk["sasl"]["jaas_file"],
+        PlannedFile(template=template(ROLE, "jaas.conf.j2"), dest=zk["sasl"]["jaas_file"],
                     group=group, restarts=True),
         # ssl.keyStore.passwordPath and ssl.quorum.keyStore.passwordPath: zoo.cfg holds no secret.
         PlannedFile(secret="keystore", dest=zk["tls"]["password_file"], group=group,
                     restarts=True),
         # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.
-        PlannedFile(template=_template("client-jaas.conf.j2"),
+        PlannedFile(template=template(ROLE, "client-jaas.conf.j2"),
                     dest=zk["sasl"]["client_jaas_file"], mode="0600"),
     ]
 

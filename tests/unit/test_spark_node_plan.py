@@ -1,0 +1,128 @@
+"""The spark_node role's plan: the host read's command and parser, and each decision the role
+and the pyinfra deploy take from it (kafkaform.plans.spark_node)."""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkaform.plans.spark_node import (
+    JAR_STATE,
+    SparkNodeHost,
+    host_read,
+    parse_host,
+    pth_files,
+    spark_node_plan,
+)
+from tests.unit.test_spark import cluster
+
+JAR_URL = "http://mirror.test/maven/spark-sql-kafka_2.13-4.0.0.jar"
+JAR = "/opt/kafkaform/spark/connector/spark-sql-kafka_2.13-4.0.0.jar"
+#: The role's settings as the role_settings lookup hands them (the jars' URLs templated).
+SETTINGS = {"spark_node_connector_urls": [JAR_URL], "spark_node_version": "4.0.0"}
+CONVERGED = SparkNodeHost(
+    architecture="amd64", installed=frozenset({"openjdk-17-jre-headless", "python3-minimal"}),
+    cores=4, memory_mb=8192, python_env=True,
+    passwd="spark:x:998:998:Apache Spark:/var/lib/spark:/usr/sbin/nologin",
+    group="spark:x:998:", jars={JAR: JAR_STATE})
+
+
+def plan(read: SparkNodeHost = CONVERGED, host: str = "sw1", **settings: Any) -> Any:
+    return spark_node_plan(cluster(), host, {**SETTINGS, **settings}, read)
+
+
+def test_a_new_node_gets_its_packages_account_environment_and_jars() -> None:
+    p = plan(SparkNodeHost(architecture="arm64", cores=2, memory_mb=6144))
+    assert (p.install_packages, p.create_account, p.create_python_env) == (True, True, True)
+    assert p.jars_missing == [[JAR_URL, JAR]]
+    assert p.context["java"]["binary"] == "/usr/lib/jvm/java-17-openjdk-arm64/bin/java"
+    assert (p.context["worker_cores"], p.context["worker_memory_mb"]) == (2, 6144 - 2048)
+
+
+def test_a_converged_node_needs_nothing_installed() -> None:
+    p = plan()
+    assert (p.install_packages, p.create_account, p.create_python_env) == (False, False, False)
+    assert p.jars_missing == []
+
+
+def test_one_missing_package_installs_them() -> None:
+    read = SparkNodeHost(**{**CONVERGED.__dict__, "installed": frozenset({"python3-minimal"})})
+    assert plan(read).install_packages
+
+
+def test_a_jar_not_as_downloaded_is_fetched_again() -> None:
+    read = SparkNodeHost(**{**CONVERGED.__dict__, "jars": {JAR: "root:root:600"}})
+    assert plan(read).jars_missing == [[JAR_URL, JAR]]
+
+
+def test_every_file_a_daemon_reads_at_start_restarts_it() -> None:
+    p = plan(host="sm")
+    restarting = {f.dest for f in (*p.files, *p.secret_files) if f.restarts}
+    daemon_files = {path for d in p.context["daemons"] for path in d["restart_files"]}
+    assert restarting <= daemon_files
+    assert {"/etc/spark/spark-defaults.conf", "/etc/systemd/system/spark-master.service"} \
+        <= restarting
+
+
+def test_the_workers_gate_skips_a_worker_by_its_address() -> None:
+    p = plan(host="sm")
+    assert set(p.gate_skips) == {"sw1", "sw2"}
+    assert set(p.gate_skips.values()) <= set(p.workers_alive_argv)
+    assert p.apps_served_argv[:2] == ["python3", "-c"]
+    assert plan(spark_node_register_timeout_s=10).probe_retries == 4
+
+
+def test_untemplated_connector_urls_are_named() -> None:
+    with pytest.raises(ValueError, match="spark_node_connector_urls"):
+        spark_node_plan(cluster(), "sw1", {}, CONVERGED)
+
+
+def test_the_parser_reads_labels_not_positions() -> None:
+    read = parse_host("\n".join([
+        f"jar:{JAR} {JAR_STATE}", "memory_mb 3000", "package:python3-minimal ii ",
+        "package:openjdk-17-jre-headless un ", "cores 6", "architecture ppc64el",
+        "python_env yes"]))
+    assert read.installed == {"python3-minimal"}
+    assert (read.cores, read.memory_mb, read.architecture) == (6, 3000, "ppc64el")
+    assert read.python_env and read.jars == {JAR: JAR_STATE}
+
+
+def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
+    user = getpass.getuser()
+    group = grp.getgrgid(os.getgid()).gr_name
+    jar = tmp_path / "install" / "connector" / "spark-sql-kafka_2.13-4.0.0.jar"
+    settings = {**SETTINGS, "spark_node_user": user, "spark_node_group": group,
+                "spark_node_install_dir": str(tmp_path / "install"),
+                "spark_node_python_env": str(Path(sys.executable).parent.parent)}
+    found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
+                                      check=True).stdout)
+    assert found.python_env and found.cores >= 1 and found.memory_mb > 0
+    assert found.passwd.startswith(f"{user}:") and found.jars == {str(jar): ""}
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"jar")
+    jar.chmod(0o644)
+    found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
+                                      check=True).stdout)
+    assert found.jars[str(jar)] == f"{user}:{group}:644"
+
+
+def test_the_pth_probe_runs_in_an_environment_and_names_pyspark_and_py4j(tmp_path: Path) -> None:
+    """The probe as both engines run it, on this machine's Python, against a release layout."""
+    lib = tmp_path / "python" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("pyspark.zip", "py4j-0.10.9.7-src.zip", "py4j-0.10.9.9-src.zip"):
+        (lib / name).write_bytes(b"")
+    argv = plan().pth_read_argv
+    ran = subprocess.run([sys.executable, *argv[1:-1], str(tmp_path)], capture_output=True,
+                         text=True, check=True)
+    [item] = pth_files(ran.stdout)
+    assert item["dest"].endswith("/spark-release.pth") and item["mode"] == "0644"
+    assert item["content"] == f"{lib}/pyspark.zip\n{lib}/py4j-0.10.9.9-src.zip\n"
+    assert pth_files("") == []
