@@ -1,5 +1,5 @@
 """Filters of the kafka_broker role: thin wrappers over ``kafkaform.contexts.kafka_broker``,
-``kafkaform.topics`` and ``kafkaform.acls``."""
+``kafkaform.plans.kafka_broker``, ``kafkaform.topics`` and ``kafkaform.acls``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from typing import Any
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform import acls
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.contexts import (
     kafka_broker as context,
+)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.plans import (
+    kafka_broker as host_plan,
 )
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.topics import (
     parse_describe,
@@ -30,6 +33,8 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {
             "kafka_broker_context": context.kafka_broker_context,
+            "kafka_broker_host_read": host_plan.host_read,
+            "kafka_broker_install": host_plan.install_vars,
             "kafka_topics_plan": kafka_topics_plan,
             "kafka_acls_plan": kafka_acls_plan,
         }

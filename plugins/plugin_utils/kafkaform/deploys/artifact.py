@@ -102,11 +102,12 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
 
 
 def jmx_agent(metrics: Mapping[str, Any], rules_template: str, rendered: Mapping[str, Any],
-              group: str) -> None:
+              group: str, fetch: bool) -> None:
     """The Prometheus JMX exporter agent of a role's JVM (the ``metrics`` of its context): the
     jar, verified by its sha512, and its rules, which the agent rereads without a restart. Its
     directory is among the context's ``directories``."""
     if not metrics["enabled"]:
         return
-    download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
+    if fetch:  # not when the jar is in place as the download leaves it (the host read)
+        download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
     put_rendered(rules_template, rendered, str(metrics["config"]), group=group, mode="640")

@@ -26,15 +26,17 @@ from ..catalog import release_key
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broker_context
 from ..defaults import setting
-from ..java import DEFAULT_PACKAGE, java_home
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..paths import role_dir
+from ..plans import kafka_broker as plans
+from ..plans.kafka_broker import KafkaBrokerInstall, host_read, parse_host
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
 from . import artifact, tls
 from .base import (
     Roll,
     cluster,
+    create_account,
     install_packages,
     make_directories,
     member_contexts,
@@ -57,19 +59,28 @@ CONTROLLER_ROLE = "kafka_controller"
 ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
 
 
+def inputs(of: Host | None = None) -> dict[str, Any]:
+    """``kafka_broker_inputs`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
+    target = host if of is None else of
+    return {**role_settings(CONTROLLER_ROLE, of=target),
+            **role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url",
+                            of=target)}
+
+
+def install_plan(of: Host | None = None) -> KafkaBrokerInstall:
+    """``kafka_broker_install`` of roles/kafka_broker/tasks/install.yml: what the host read of
+    ``of`` decides."""
+    target = host if of is None else of
+    given = inputs(target)
+    read = target.get_fact(CommandOutput, argv=tuple(host_read(given)))
+    return plans.install_plan(given, parse_host(read))
+
+
 def settings(of: Host | None = None) -> dict[str, Any]:
     """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
-    target = host if of is None else of
-    found = {**role_settings(CONTROLLER_ROLE, of=target),
-             **role_settings(ROLE, "os_tuning_nofile_limit", "kafkaform_apache_mirror_url",
-                             of=target)}
-    arch, cores = (target.get_fact(CommandOutput, argv=(
-        "sh", "-c", "dpkg --print-architecture; nproc")) + "\n").split("\n")[:2]
-    found["kafka_broker_java_home"] = java_home(
-        str(found.get("kafka_broker_java_package") or DEFAULT_PACKAGE), arch.strip(),
-        "kafka_broker_java_home", str(found.get("kafka_broker_java_home") or ""))
-    found["kafka_broker_cores"] = int(cores.strip() or 1)
-    return found
+    planned = install_plan(of)
+    return {**inputs(of), "kafka_broker_java_home": planned.java_home,
+            "kafka_broker_cores": planned.cores}
 
 
 def context(of: Host | None = None) -> dict[str, Any]:
@@ -94,21 +105,20 @@ def _security_gate(kb: dict[str, Any]) -> None:
             raise DeployError(problem)
 
 
-def _install(kb: dict[str, Any], s: dict[str, Any]) -> Any:
+def _install(planned: KafkaBrokerInstall, s: dict[str, Any]) -> Any:
     """roles/kafka_broker/tasks/install.yml; returns the admin helper's operation."""
-    install_packages("Install the Java 17 runtime and openssl",
-                     [str(s["kafka_broker_java_package"]), "openssl"], cache_time=86400)
-    server.group(name="Create the kafka group", group=kb["group"], system=True)
-    server.user(name="Create the kafka user, without a login shell", user=kb["user"],
-                group=kb["group"], system=True, shell="/usr/sbin/nologin", home="/var/lib/kafka",
-                create_home=False, ensure_home=False)
+    if planned.install_packages:
+        install_packages("Install the Java runtime and openssl", planned.packages,
+                         cache_time=86400)
+    if planned.create_account:
+        create_account(planned.account, "without a login shell")
     artifact.install("kafka", str(s["kafka_broker_version"]), str(s["kafka_broker_archive_url"]))
     return files.put(name="Install the Kafka admin helper",
                      src=str(role_dir(ROLE) / "files" / "kafkaform-kafka"), dest=ADMIN_SCRIPT,
                      user="root", group="root", mode="755")
 
 
-def _configure(kb: dict[str, Any]) -> tuple[list[Any], Any]:
+def _configure(kb: dict[str, Any], fetch_agent: bool) -> tuple[list[Any], Any]:
     """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
     group = kb["group"]
     make_directories(kb["directories"])
@@ -121,7 +131,8 @@ def _configure(kb: dict[str, Any]) -> tuple[list[Any], Any]:
         put_content(f"kafka {kb['release']}\n", f"{kb['conf_dir']}/release", group=group,
                     mode="640"),
     ]
-    artifact.jmx_agent(kb["metrics"], "kafka_broker/jmx-exporter.yml.j2", rendered, group)
+    artifact.jmx_agent(kb["metrics"], "kafka_broker/jmx-exporter.yml.j2", rendered, group,
+                       fetch=fetch_agent)
     unit = put_rendered("kafka_broker/kafka.service.j2", rendered,
                         f"{SYSTEMD_UNIT_DIR}/kafka.service")
     return [*ops, unit], unit
@@ -244,7 +255,9 @@ def _format_storage(kb: dict[str, Any], tool: list[str], changes: list[Any]) -> 
 
 def _kafka_node(group: str) -> None:
     """One Kafka node of ``group``: a broker, or in KRaft mode a controller."""
-    s = settings()
+    planned = install_plan()
+    s = {**inputs(), "kafka_broker_java_home": planned.java_home,
+         "kafka_broker_cores": planned.cores}
     model = cluster()
     kb = kafka_broker_context(model, host.name, s)
     if str(model.get("kraft_migration") or "") not in ("", "finalized"):
@@ -255,9 +268,9 @@ def _kafka_node(group: str) -> None:
                           "(KR-09)")
     controller = kb["process_roles"] == "controller"
     _security_gate(kb)
-    _refuse_older_release(kb, model)
-    helper = _install(kb, s)
-    restart_ops, unit = _configure(kb)
+    _refuse_older_release(kb, model, planned.release_before)
+    helper = _install(planned, s)
+    restart_ops, unit = _configure(kb, planned.fetch_agent)
     secret_ops, tls_changes = _security(kb, s)
     if will_change(unit):
         systemd.daemon_reload(name="Reload systemd for the Kafka unit")
@@ -314,16 +327,14 @@ def _kafka_node(group: str) -> None:
                     function=_raise_metadata_version, argv=[*tool, "features"])
 
 
-def _refuse_older_release(kb: dict[str, Any], model: dict[str, Any]) -> None:
+def _refuse_older_release(kb: dict[str, Any], model: dict[str, Any], before: str) -> None:
     """roles/kafka_broker/tasks/install.yml: a KRaft node never goes to a release older than the
     cluster's metadata.version (it would not start); asked, before any operation, only of a node
     this run takes to an older release than its release file names. KR-10"""
     if kb["metadata_mode"] != "kraft" or str(model.get("kraft_migration") or "") not in (
             "", "finalized"):
         return
-    written = host.get_fact(CommandOutput, argv=(
-        "sh", "-c", f"cat {shlex.quote(kb['conf_dir'])}/release 2>/dev/null || true")).split()
-    if written and release_key(written[-1]) > release_key(kb["release"]):
+    if before and release_key(before) > release_key(kb["release"]):
         ran = run_on(host.name, [*admin(kb), "--dry-run", "features", "--release", kb["release"]])
         if not ran.ok:
             raise DeployError(f"{host.name}: {ran.said} [KR-10]")

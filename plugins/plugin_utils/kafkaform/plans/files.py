@@ -46,7 +46,8 @@ class Account:
     user: str
     group: str
     home: str
-    comment: str
+    #: None leaves the account's comment as it is.
+    comment: str | None
     shell: str = "/usr/sbin/nologin"
 
     def in_place(self, passwd_entry: str, group_entry: str) -> bool:

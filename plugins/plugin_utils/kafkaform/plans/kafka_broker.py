@@ -1,0 +1,127 @@
+"""The kafka_broker role's read of a Kafka node and what it decides from it before the node's
+context is built: packages, service account, metrics agent jar, Java home, the cores its thread
+pools are sized from, and the release the node ran before this run (roles/kafka_broker's
+install.yml, deploys/kafka_broker.py). The node's files and restarts are planned by its context
+(kafkaform.contexts.kafka_broker) so far.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .. import java
+from ..catalog import CATALOG
+from ..contexts.metrics import AGENT_DIR
+from ..defaults import setting
+from . import hostread
+from .files import Account
+
+ROLE = "kafka_broker"
+#: The agent jar as the download leaves it: then it is neither fetched nor hashed again.
+AGENT_JAR_STATE = "root:root:644"
+#: Where the service account's home is (it has none of its own: the data lives on the disks).
+ACCOUNT_HOME = "/var/lib/kafka"
+
+
+def _setting(settings: Mapping[str, Any], name: str) -> Any:
+    return setting(settings, f"{ROLE}_{name}")
+
+
+def _packages(settings: Mapping[str, Any]) -> list[str]:
+    """Java, and openssl, with which the admin helper checks the certificate each listener
+    presents."""
+    return [str(_setting(settings, "java_package")), "openssl"]
+
+
+@dataclass(frozen=True)
+class KafkaBrokerHost:
+    """What the role needs to know of a Kafka node before it changes anything."""
+
+    architecture: str = ""
+    cores: int = 1
+    installed: frozenset[str] = frozenset()
+    #: The release the node runs, from the release file this role writes ("" on a new node).
+    release: str = ""
+    passwd: str = ""
+    group: str = ""
+    agent_jar: str = ""
+
+
+def host_read(settings: Mapping[str, Any]) -> list[str]:
+    """The one command that reads a Kafka node (its answers: :func:`parse_host`)."""
+    q = shlex.quote
+    conf_dir = str(_setting(settings, "conf_dir")).rstrip("/")
+    return hostread.command([
+        hostread.ask("architecture", "dpkg --print-architecture"),
+        hostread.ask("cores", "nproc"),
+        *(hostread.ask(f"package:{package}",
+                       f"dpkg-query --show --showformat='${{db:Status-Abbrev}}' {q(package)} "
+                       "2>/dev/null") for package in _packages(settings)),
+        hostread.ask("release", f"cat {q(conf_dir + '/release')} 2>/dev/null"),
+        hostread.ask("passwd", f"getent passwd {q(str(_setting(settings, 'user')))}"),
+        hostread.ask("group", f"getent group {q(str(_setting(settings, 'group')))}"),
+        hostread.ask("agent_jar", f"stat -c '%U:%G:%a' "
+                                  f"{q(f'{AGENT_DIR}/{CATALOG.jmx_exporter.file_name}')} "
+                                  "2>/dev/null"),
+    ])
+
+
+def parse_host(stdout: str) -> KafkaBrokerHost:
+    """:func:`host_read`'s answers."""
+    found = hostread.answers(stdout)
+    return KafkaBrokerHost(
+        architecture=found.get("architecture", ""),
+        cores=int(found.get("cores") or 1),
+        installed=frozenset(label.removeprefix("package:") for label, answer in found.items()
+                            if label.startswith("package:") and answer.startswith("ii")),
+        release=found.get("release", "").rsplit(" ", 1)[-1],
+        passwd=found.get("passwd", ""),
+        group=found.get("group", ""),
+        agent_jar=found.get("agent_jar", ""),
+    )
+
+
+@dataclass(frozen=True)
+class KafkaBrokerInstall:
+    """What the role installs on a node, and what its context needs of the host."""
+
+    packages: list[str]
+    install_packages: bool
+    account: Account
+    create_account: bool
+    #: Whether to fetch the metrics agent jar: the node runs the agent and has no jar yet.
+    fetch_agent: bool
+    java_home: str
+    cores: int
+    release_before: str
+
+    def as_vars(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBrokerInstall:
+    """The node's install decisions, from the role's settings and the host read."""
+    packages = _packages(settings)
+    account = Account(user=str(_setting(settings, "user")), group=str(_setting(settings, "group")),
+                      home=ACCOUNT_HOME, comment=None)
+    return KafkaBrokerInstall(
+        packages=packages,
+        install_packages=not set(packages) <= read.installed,
+        account=account,
+        create_account=not account.in_place(read.passwd, read.group),
+        fetch_agent=(bool(_setting(settings, "metrics_enabled"))
+                     and read.agent_jar != AGENT_JAR_STATE),
+        java_home=java.java_home(packages[0], read.architecture or "amd64",
+                                 "kafka_broker_java_home",
+                                 str(_setting(settings, "java_home") or "")),
+        cores=read.cores,
+        release_before=read.release,
+    )
+
+
+def install_vars(settings: Mapping[str, Any], host_read_stdout: str) -> dict[str, Any]:
+    """:func:`install_plan` as the role reads it (filter ``kafka_broker_install``)."""
+    return install_plan(settings, parse_host(host_read_stdout)).as_vars()
