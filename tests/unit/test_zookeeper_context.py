@@ -99,3 +99,18 @@ def test_no_secret_reaches_the_context() -> None:
     secrets = {"zookeeper-kafka": "kafka-Secret-1", "zookeeper-quorum": "quorum-Secret-2"}
     text = repr(context(kafkaform_secrets=secrets))
     assert not any(value in text for value in secrets.values())
+
+
+def test_snap_count_is_written_only_when_set() -> None:
+    assert "snapCount" not in zoo_cfg(context())
+    assert zoo_cfg(context(zookeeper_snap_count=50000))["snapCount"] == "50000"
+
+
+@pytest.mark.parametrize(("settings", "words"), [
+    ({"zookeeper_snap_count": -1}, "may not be negative"),
+    ({"zookeeper_snap_count": 50000, "zookeeper_extra_settings": {"snapCount": 10}},
+     "set by zookeeper_snap_count too"),
+])
+def test_a_bad_snap_count_is_named(settings: dict[str, Any], words: str) -> None:
+    [problem] = settings_problems(settings)
+    assert words in problem

@@ -9,7 +9,7 @@ the name ``zookeeper``. Templates hold no logic: paths, JVM options and zoo.cfg 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR, service_directories
@@ -117,6 +117,11 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
     if "srvr" not in words:
         problems.append("zookeeper_four_letter_words must keep srvr: health checks use it "
                         f"({cite('ZK-13')})")
+    if "snapCount" in extra and int(setting(settings, "zookeeper_snap_count")):
+        problems.append("zookeeper_extra_settings: snapCount is set by zookeeper_snap_count too; "
+                        "keep one")
+    if int(setting(settings, "zookeeper_snap_count")) < 0:
+        problems.append("zookeeper_snap_count may not be negative (0 keeps ZooKeeper's own)")
     retain = int(setting(settings, "zookeeper_purge_snap_retain_count"))
     if retain < MIN_SNAP_RETAIN_COUNT:
         problems.append(f"zookeeper_purge_snap_retain_count is {retain}; ZooKeeper keeps at least "
@@ -171,6 +176,92 @@ def data_log_dir(cluster: Mapping[str, Any], host: str) -> str:
         if disk["purpose"] == ZOOKEEPER_TXN_LOG:
             return str(disk["mount"]).rstrip("/") or "/"
     return ""
+
+
+def _section(comment: str, lines: list[str]) -> str:
+    """One commented section of zoo.cfg: its comment (each line prefixed), then its lines."""
+    return "\n".join([*(f"# {line}" for line in comment.split("\n")), *lines])
+
+
+def _optional(key: str, value: Any) -> list[str]:
+    """``key=value`` when the role sets it, nothing when ZooKeeper's own default stands (0)."""
+    return [f"{key}={value}"] if value else []
+
+
+def _ensemble_section(zk: Mapping[str, Any], get: Callable[[str], Any]) -> str:
+    """Ports, timing, directories and the server lines: the same on every member. ZK-02, ZK-04,
+    ZK-09, ZK-13"""
+    admin = zk["admin_server"]
+    return _section(f"Member {zk['id']} of the ensemble below; every member has the same server "
+                    "lines. ZK-02, ZK-04", [
+        f"tickTime={zk['tick_time_ms']}",
+        f"initLimit={zk['init_limit_ticks']}",
+        f"syncLimit={zk['sync_limit_ticks']}",
+        f"clientPort={zk['client_port']}",
+        *_optional("clientPortAddress", zk["client_port_address"]),
+        f"dataDir={zk['data_dir']}",
+        *_optional("dataLogDir", zk["data_log_dir"]),
+        *_optional("snapCount", int(get("snap_count"))),
+        *zk["servers"],
+        "standaloneEnabled=false",
+        f"4lw.commands.whitelist={zk['four_letter_words']}",
+        f"admin.enableServer={'true' if admin['enabled'] else 'false'}",
+        f"admin.serverAddress={admin['address']}",
+        f"admin.serverPort={admin['port']}",
+    ])
+
+
+def _sasl_sections(sasl: Mapping[str, Any]) -> list[str]:
+    """Clients' and members' SASL logins. SE-07, SE-08"""
+
+    def flag(on: bool) -> str:
+        return "true" if on else "false"
+
+    return [
+        _section("Clients log in with SASL DIGEST-MD5 (section Server of jaas.conf). When "
+                 "enforced, a session that\nhas not logged in is closed at its first request; "
+                 "four-letter words still answer. SE-07", [
+                     "authProvider.sasl="
+                     "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+                     f"enforce.auth.enabled={flag(sasl['enforced'])}",
+                     "enforce.auth.schemes=sasl"]),
+        _section("Members log in to each other with SASL DIGEST-MD5 (sections QuorumServer and "
+                 "QuorumLearner). SE-08", [
+                     "quorum.auth.enableSasl=true",
+                     f"quorum.auth.learnerRequireSasl={flag(sasl['quorum_learner_requires'])}",
+                     f"quorum.auth.serverRequireSasl={flag(sasl['quorum_server_requires'])}",
+                     "quorum.auth.learner.saslLoginContext="
+                     f"{sasl['quorum_learner_login_context']}",
+                     "quorum.auth.server.saslLoginContext="
+                     f"{sasl['quorum_server_login_context']}"]),
+    ]
+
+
+def _tls_section(zk: Mapping[str, Any]) -> str:
+    """Mutual TLS on the secure client port and between members. SE-17, SE-18"""
+    return _section(f"TLS (step {zk['tls_step']}): mutual TLS with the cluster CA on the secure "
+                    "client port and\nbetween members, TLS 1.2+ with AEAD suites; the keystore's "
+                    "password is read from its file. SE-17, SE-18",
+                    zk["tls"]["settings"].split("\n"))
+
+
+def _purge_section(zk: Mapping[str, Any]) -> str:
+    """ZooKeeper's own purge of old snapshots and transaction logs. ZK-08"""
+    purge = zk["autopurge"]
+    return _section("Built-in purge: an interval of 0 hours means off (the kafkaform purge timer "
+                    "runs instead). ZK-08", [
+                        f"autopurge.snapRetainCount={purge['snap_retain_count']}",
+                        f"autopurge.purgeInterval={purge['purge_interval_hours']}"])
+
+
+def zoo_cfg(zk: Mapping[str, Any], get: Callable[[str], Any]) -> str:
+    """zoo.cfg after its first line, section by section, from a member's context and the role's
+    settings (``get`` reads ``zookeeper_<name>``); no trailing newline."""
+    sections = [_ensemble_section(zk, get), *_sasl_sections(zk["sasl"]), _tls_section(zk),
+                _purge_section(zk)]
+    if zk["extra_settings"]:
+        sections.append(_section("zookeeper_extra_settings", zk["extra_settings"].split("\n")))
+    return "\n".join(sections)
 
 
 def zookeeper_context(cluster: Mapping[str, Any], host: str,
@@ -232,7 +323,7 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     tls_step = str(cluster.get("zookeeper_tls_step") or "required")
     # Where the probes ask each member: where brokers reach it (the model decides).
     endpoints = {str(h): str(e) for h, e in cluster["zookeeper_endpoints"].items()}
-    return {
+    zk = {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
         # OP-03: the files the member reads only at start; it restarts when one changed after it
@@ -321,3 +412,5 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
                                            str(get("group")), metrics),
         "sandbox": sandbox(),
     }
+    zk["zoo_cfg"] = zoo_cfg(zk, get)
+    return zk
