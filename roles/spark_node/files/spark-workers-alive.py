@@ -1,4 +1,12 @@
-import json, ssl, sys, urllib.request
+"""Exits 0 when the Spark master (its state over its TLS port, checked with the cluster CA) is
+ALIVE and lists every given worker address as ALIVE; prints what it saw. Gates each worker's
+restart (SP-09). Run by the host's python3: python3 -c SCRIPT MASTER_URL TRUST WORKER...
+"""
+import json
+import ssl
+import sys
+import urllib.request
+
 url, trust, *workers = sys.argv[1:]
 try:
     context = ssl.create_default_context(cafile=trust)

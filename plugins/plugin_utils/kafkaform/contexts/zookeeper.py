@@ -192,8 +192,7 @@ def _ensemble_section(zk: Mapping[str, Any], get: Callable[[str], Any]) -> str:
     """Ports, timing, directories and the server lines: the same on every member. ZK-02, ZK-04,
     ZK-09, ZK-13"""
     admin = zk["admin_server"]
-    return _section(f"Member {zk['id']} of the ensemble below; every member has the same server "
-                    "lines. ZK-02, ZK-04", [
+    lines = [
         f"tickTime={zk['tick_time_ms']}",
         f"initLimit={zk['init_limit_ticks']}",
         f"syncLimit={zk['sync_limit_ticks']}",
@@ -208,7 +207,9 @@ def _ensemble_section(zk: Mapping[str, Any], get: Callable[[str], Any]) -> str:
         f"admin.enableServer={'true' if admin['enabled'] else 'false'}",
         f"admin.serverAddress={admin['address']}",
         f"admin.serverPort={admin['port']}",
-    ])
+    ]
+    return _section(f"Member {zk['id']} of the ensemble below; every member has the same server "
+                    "lines. ZK-02, ZK-04", lines)
 
 
 def _sasl_sections(sasl: Mapping[str, Any]) -> list[str]:

@@ -140,7 +140,6 @@ class SparkNodePlan(WritesFiles):
     gate_skips: dict[str, str]
 
 
-
 def _script(name: str) -> str:
     """A probe of the role's files/, run by the host's python3 from its text."""
     return (role_dir(ROLE) / "files" / name).read_text(encoding="utf-8")

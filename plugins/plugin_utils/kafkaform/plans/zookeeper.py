@@ -129,7 +129,6 @@ class ZookeeperPlan(WritesFiles):
     probe_retries: int = 0
 
 
-
 def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
     data_dir = zk["data_dir"]
     return (
