@@ -8,12 +8,15 @@ import grp
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kafkaform.plans.kafka_broker import (
     AGENT_JAR_STATE,
+    KafkaBrokerFiles,
     KafkaBrokerHost,
+    files_plan,
     host_read,
     install_plan,
     parse_host,
@@ -78,3 +81,31 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
     found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
                                       check=True).stdout)
     assert found.release == "3.9.2"
+
+
+def broker_files(**settings: Any) -> KafkaBrokerFiles:
+    from kafkaform.contexts.kafka_broker import kafka_broker_context
+    from tests.unit.test_kafka_context import cluster
+
+    return files_plan(kafka_broker_context(cluster(), "k1", settings))
+
+
+def test_every_file_read_at_start_restarts_the_broker_and_no_other() -> None:
+    p = broker_files()
+    read_at_start = {f.dest for f in (*p.files, *p.secret_files) if f.restarts}
+    assert {"/etc/kafka/server.properties", "/etc/systemd/system/kafka.service",
+            "/etc/kafka/kafka-jaas.conf"} <= read_at_start
+    rules = next(f for f in p.files if f.dest.endswith("jmx-exporter.yml"))
+    assert not rules.restarts  # the agent rereads its rules
+
+
+def test_the_jmx_password_file_is_the_service_users_alone() -> None:
+    p = broker_files(kafka_broker_jmx_enabled=True, kafka_broker_jmx_password="secret")
+    [password] = [f for f in p.secret_files if f.dest.endswith("jmx.password")]
+    assert (password.owner, password.group, password.mode) == ("kafka", "kafka", "0600")
+    assert p.secrets == {"keystore": "keystore", "zookeeper": "zookeeper-kafka"}
+
+
+def test_without_jmx_or_the_agent_their_files_are_not_written() -> None:
+    p = broker_files(kafka_broker_metrics_enabled=False)
+    assert not [f for f in (*p.files, *p.secret_files) if "jmx" in f.dest]

@@ -23,10 +23,13 @@ from typing import Any
 import pytest
 import yaml
 
+from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.deploys import base
 from kafkaform.plans.files import with_secrets
+from kafkaform.plans.kafka_broker import files_plan
 from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
 from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
+from tests.unit.test_kafka_context import cluster as kafka_cluster
 from tests.unit.test_spark import cluster as spark_cluster
 from tests.unit.test_spark_node_plan import SETTINGS as SPARK_SETTINGS
 from tests.unit.test_zookeeper_context import cluster
@@ -34,7 +37,7 @@ from tests.unit.test_zookeeper_context import cluster
 ROOT = Path(__file__).resolve().parents[2]
 #: Stand-ins for the cluster's secrets: the plan names them, each engine fills them in.
 SECRETS = {"kafka": "kafka-password", "quorum": "quorum-password", "keystore": "store-password",
-           "authenticate": "spark-secret"}
+           "authenticate": "spark-secret", "zookeeper": "zk-password", "jmx": "jmx-password"}
 
 #: dest -> (bytes, owner, group, mode as an int)
 Written = dict[str, tuple[bytes, str, str, int]]
@@ -136,3 +139,17 @@ def test_spark_node_plan_is_written_alike_by_both_engines(
                             tmp_path, monkeypatch)
     units = [content for dest, (content, *_rest) in written.items() if dest.endswith(".service")]
     assert len(units) == 2 and units[0] != units[1]
+
+
+def test_kafka_broker_files_are_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker in ZooKeeper mode with JMX and the agent on: every file, its ZooKeeper login and
+    its JMX password (its user's alone) included."""
+    settings = {"kafka_broker_jmx_enabled": True, "kafka_broker_jmx_password": "jmx-password",
+                **_own_account("kafka_broker")}
+    kb = kafka_broker_context(kafka_cluster(), "k1", settings)
+    plan = files_plan(kb)
+    written = _assert_alike(plan, {"kafka_broker": kb, "kafka_broker_secrets": SECRETS},
+                            tmp_path, monkeypatch)
+    password = str(tmp_path / "host" / kb["jmx"]["password_file"].lstrip("/"))
+    assert written[password][0].endswith(b" jmx-password\n") and written[password][3] == 0o600

@@ -5,8 +5,6 @@ happens before the versioned directory or the symlink is touched."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
-from typing import Any
 
 from pyinfra.context import host
 from pyinfra.operations import files, server
@@ -14,7 +12,7 @@ from pyinfra.operations import files, server
 from ..checksum import parse_sha512
 from ..defaults import role_defaults
 from ..release_marker import MARKER, archive_name, release_marker
-from .base import host_variables, put_content, put_rendered, templated, will_change
+from .base import host_variables, put_content, templated, will_change
 from .facts import CommandOutput, Sha512File
 
 #: Reads a URL on the host, as ``ansible.builtin.uri`` does: the host reaches the mirror.
@@ -99,15 +97,3 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
     linked = files.link(name=f"Point {link_path} at {directory}", path=link_path,
                         target=directory, user=owner, group=group)
     return not unpacked or will_change(linked)
-
-
-def jmx_agent(metrics: Mapping[str, Any], rules_template: str, rendered: Mapping[str, Any],
-              group: str, fetch: bool) -> None:
-    """The Prometheus JMX exporter agent of a role's JVM (the ``metrics`` of its context): the
-    jar, verified by its sha512, and its rules, which the agent rereads without a restart. Its
-    directory is among the context's ``directories``."""
-    if not metrics["enabled"]:
-        return
-    if fetch:  # not when the jar is in place as the download leaves it (the host read)
-        download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
-    put_rendered(rules_template, rendered, str(metrics["config"]), group=group, mode="640")

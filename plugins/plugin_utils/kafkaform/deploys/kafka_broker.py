@@ -29,7 +29,8 @@ from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..paths import role_dir
 from ..plans import kafka_broker as plans
-from ..plans.kafka_broker import KafkaBrokerInstall, host_read, parse_host
+from ..plans.files import with_secrets
+from ..plans.kafka_broker import KafkaBrokerFiles, KafkaBrokerInstall, host_read, parse_host
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
 from . import artifact, tls
@@ -38,11 +39,11 @@ from .base import (
     cluster,
     create_account,
     install_packages,
+    install_planned,
     make_directories,
     member_contexts,
     play_hosts,
     put_content,
-    put_rendered,
     role_settings,
     roll_restarts,
     run_on,
@@ -118,27 +119,22 @@ def _install(planned: KafkaBrokerInstall, s: dict[str, Any]) -> Any:
                      user="root", group="root", mode="755")
 
 
-def _configure(kb: dict[str, Any], fetch_agent: bool) -> tuple[list[Any], Any]:
-    """roles/kafka_broker/tasks/configure.yml; returns the file operations and the unit's."""
-    group = kb["group"]
+def _configure(kb: dict[str, Any], planned: KafkaBrokerFiles,
+               fetch_agent: bool) -> tuple[list[Any], Any]:
+    """roles/kafka_broker/tasks/configure.yml; returns the operations of the files the node
+    reads at start and the unit's."""
     make_directories(kb["directories"])
-    rendered = {ROLE: kb}
-    ops = [
-        put_rendered("kafka_broker/server.properties.j2", rendered, kb["java"]["config"],
-                     group=group, mode="640"),
-        put_rendered(f"kafka_broker/{kb['log_config']['template']}", rendered,
-                     kb["log_config"]["dest"], group=group, mode="640"),
-        put_content(f"kafka {kb['release']}\n", f"{kb['conf_dir']}/release", group=group,
-                    mode="640"),
-    ]
-    artifact.jmx_agent(kb["metrics"], "kafka_broker/jmx-exporter.yml.j2", rendered, group,
-                       fetch=fetch_agent)
-    unit = put_rendered("kafka_broker/kafka.service.j2", rendered,
-                        f"{SYSTEMD_UNIT_DIR}/kafka.service")
-    return [*ops, unit], unit
+    written = install_planned([f.as_task_item() for f in planned.files], {ROLE: kb})
+    metrics = kb["metrics"]
+    if metrics["enabled"] and fetch_agent:
+        artifact.download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]),
+                          60)
+    unit = written[f"{SYSTEMD_UNIT_DIR}/kafka.service"]
+    return [written[f.dest] for f in planned.files if f.restarts], unit
 
 
-def _security(kb: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], bool]:
+def _security(kb: dict[str, Any], s: dict[str, Any],
+              planned: KafkaBrokerFiles) -> tuple[list[Any], bool]:
     """roles/kafka_broker/tasks/security.yml; returns the operations of the files the broker
     reads at start, and whether its certificate or trust bundle may change in this run."""
     group = kb["group"]
@@ -146,31 +142,12 @@ def _security(kb: dict[str, Any], s: dict[str, Any]) -> tuple[list[Any], bool]:
                     group=group, mode="750")
     tls_changes = tls.certificate(list(kb["tls_names"]), kb["principal"], group,
                                   trust=kb["tls"]["trust"], keystore=kb["tls"]["keystore"])
-    put_rendered("kafka_broker/admin-client.properties.j2", {ROLE: kb},
-                 kb["admin_client_config"], group=group, mode="640")
-    secret_values = {ROLE: kb, "kafka_broker_secrets": {
-        "keystore": secret("keystore"),
-        "zookeeper": secret("zookeeper-kafka") if kb["zookeeper_client"] else "",
-        "jmx": str(s["kafka_broker_jmx_password"])}}
-    ops = [put_rendered("kafka_broker/secrets.properties.j2", secret_values,
-                        kb["tls"]["secrets"], group=group, mode="640")]
-    if kb["zookeeper_client"]:
-        ops.append(put_rendered("kafka_broker/kafka-jaas.conf.j2", secret_values,
-                                kb["jaas_file"], group=group, mode="640"))
-    jmx = kb["jmx"]
-    if jmx["enabled"]:
-        ops += [
-            put_rendered("kafka_broker/jmx.properties.j2", secret_values, jmx["config"],
-                         group=group, mode="640"),
-            put_rendered("kafka_broker/jmx.access.j2", secret_values, jmx["access_file"],
-                         group=group, mode="640"),
-            # The JVM refuses a password file anyone but its owner can read.
-            put_rendered("kafka_broker/jmx.password.j2", secret_values, jmx["password_file"],
-                         user=kb["user"], group=group, mode="600"),
-            put_rendered("kafka_broker/jmx-ssl.properties.j2", secret_values,
-                         jmx["ssl_config"], group=group, mode="640"),
-        ]
-    return ops, tls_changes
+    secrets = {name: secret(cluster_secret) for name, cluster_secret in planned.secrets.items()}
+    secrets["jmx"] = str(s["kafka_broker_jmx_password"])
+    written = install_planned(
+        with_secrets([f.as_task_item() for f in planned.secret_files], secrets),
+        {ROLE: kb, "kafka_broker_secrets": secrets})
+    return [written[f.dest] for f in planned.secret_files if f.restarts], tls_changes
 
 
 def _converge_declared(kb: dict[str, Any], topics: list[Any], users: list[Any],
@@ -270,8 +247,9 @@ def _kafka_node(group: str) -> None:
     _security_gate(kb)
     _refuse_older_release(kb, model, planned.release_before)
     helper = _install(planned, s)
-    restart_ops, unit = _configure(kb, planned.fetch_agent)
-    secret_ops, tls_changes = _security(kb, s)
+    planned_files = plans.files_plan(kb)
+    restart_ops, unit = _configure(kb, planned_files, planned.fetch_agent)
+    secret_ops, tls_changes = _security(kb, s, planned_files)
     if will_change(unit):
         systemd.daemon_reload(name="Reload systemd for the Kafka unit")
     tool = admin(kb)

@@ -51,7 +51,7 @@ def answers(stdout: str) -> dict[str, str]:
     """Label to answer, from what :func:`command` printed (the first line of each label)."""
     found: dict[str, str] = {}
     for line in stdout.splitlines():
-        label, answer = (line.split(" ", 1) + [""])[:2]
+        label, _space, answer = line.partition(" ")
         found.setdefault(label, answer.strip())
     return found
 

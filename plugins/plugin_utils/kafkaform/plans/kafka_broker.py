@@ -14,10 +14,11 @@ from typing import Any
 
 from .. import java
 from ..catalog import CATALOG
+from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from . import hostread
-from .files import Account
+from .files import Account, PlannedFile, WritesFiles, template
 
 ROLE = "kafka_broker"
 #: The agent jar as the download leaves it: then it is neither fetched nor hashed again.
@@ -125,3 +126,64 @@ def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBro
 def install_vars(settings: Mapping[str, Any], host_read_stdout: str) -> dict[str, Any]:
     """:func:`install_plan` as the role reads it (filter ``kafka_broker_install``)."""
     return install_plan(settings, parse_host(host_read_stdout)).as_vars()
+
+
+@dataclass(frozen=True)
+class KafkaBrokerFiles(WritesFiles):
+    """The files of a Kafka node (configure.yml's and security.yml's), with their owners, modes
+    and whether the node restarts for them."""
+
+    files: list[PlannedFile]
+    #: Written with no_log and no diff: they hold secrets, or the admin tools' configuration.
+    secret_files: list[PlannedFile]
+    #: The secrets the secret files read: the templates' name for each, to the cluster secret;
+    #: ``jmx`` is the role's kafka_broker_jmx_password, not a cluster secret.
+    secrets: dict[str, str]
+
+
+def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
+    """The node's files, from its context (kafkaform.contexts.kafka_broker)."""
+    group, restart_files = kb["group"], set(kb["restart_files"])
+
+    def planned(name: str, dest: str, **given: Any) -> PlannedFile:
+        source = {"template": template(ROLE, name)} if name else {}
+        return PlannedFile(dest=dest, **{"group": group, "restarts": dest in restart_files,
+                                         **source, **given})
+
+    files = [
+        # The cluster model's settings. KB-02, KB-04, KB-05, KB-06, RA-01, TR-01
+        planned("server.properties.j2", kb["java"]["config"]),
+        # Controller and state-change logs apart. KB-22
+        planned(kb["log_config"]["template"], kb["log_config"]["dest"]),
+        # The Kafka release the service runs.
+        planned("", f"{kb['conf_dir']}/release", content=f"kafka {kb['release']}\n"),
+        # Heap, G1 and GC log rotation. JV-02, JV-03, FD-02
+        planned("kafka.service.j2", f"{SYSTEMD_UNIT_DIR}/kafka.service", group="root",
+                mode="0644"),
+    ]
+    if kb["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
+        files.append(planned("jmx-exporter.yml.j2", kb["metrics"]["config"]))
+    # The configuration Kafka's tools accept (SE-01, SE-03), the keystore password, and in
+    # ZooKeeper mode (and on a controller migrating from it) the ZooKeeper login. SE-06, SE-07
+    secret_files = [planned("admin-client.properties.j2", kb["admin_client_config"]),
+                    planned("secrets.properties.j2", kb["tls"]["secrets"])]
+    if kb["zookeeper_client"]:
+        secret_files.append(planned("kafka-jaas.conf.j2", kb["jaas_file"]))
+    jmx = kb["jmx"]
+    if jmx["enabled"]:  # SE-05
+        secret_files += [
+            planned("jmx.properties.j2", jmx["config"]),
+            planned("jmx.access.j2", jmx["access_file"]),
+            # The JVM refuses a password file anyone but its owner can read.
+            planned("jmx.password.j2", jmx["password_file"], owner=kb["user"], mode="0600"),
+            planned("jmx-ssl.properties.j2", jmx["ssl_config"]),
+        ]
+    secrets = {"keystore": "keystore"}
+    if kb["zookeeper_client"]:
+        secrets["zookeeper"] = "zookeeper-kafka"
+    return KafkaBrokerFiles(files=files, secret_files=secret_files, secrets=secrets)
+
+
+def files_vars(kb: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`files_plan` as the role reads it (filter ``kafka_broker_files``)."""
+    return files_plan(kb).as_vars()
