@@ -63,6 +63,7 @@ def test_a_different_myid_is_refused_with_the_host_the_setting_and_the_fix() -> 
     assert p.refusal.startswith("kf-zk2: /var/lib/zookeeper/myid holds 7")
     assert "set zookeeper_id: 7 for kf-zk2" in p.refusal
     assert "server.7" in p.refusal
+    assert not p.refusal_stops_all  # this member alone
 
 
 def test_skipping_a_securing_step_is_refused_before_the_myid() -> None:
@@ -73,6 +74,7 @@ def test_skipping_a_securing_step_is_refused_before_the_myid() -> None:
     assert p.refusal.startswith("zk1 runs at step open of securing the cluster in place")
     assert "kafka_security_migration: plaintext_replication" in p.refusal
     assert "myid" not in p.refusal
+    assert p.refusal_stops_all  # the steps are the ensemble's
 
 
 def test_autopurge_stops_and_removes_a_purge_timer_left_behind() -> None:

@@ -102,8 +102,11 @@ class ZookeeperPlan(WritesFiles):
 
     #: The templates' input (kafkaform.contexts.zookeeper).
     context: dict[str, Any]
-    #: Why the run must stop before it changes this member, or "".
+    #: Why the run must stop before it changes this member, or "": a skipped step of securing
+    #: the ensemble in place stops every member (the steps are the ensemble's), a changed myid
+    #: this member alone.
     refusal: str
+    refusal_stops_all: bool
     java_package: str
     install_java: bool
     account: Account
@@ -142,17 +145,18 @@ def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
         f"on the other members, then remove {data_dir}/myid here and rerun.")
 
 
-def _refusal(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> str:
-    """The security steps first (SE-10, SE-18), then the myid (ZK-03, ZK-14)."""
+def _refusal(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> tuple[str, bool]:
+    """The security steps first (SE-10, SE-18; they stop every member), then the myid (ZK-03,
+    ZK-14; this member alone)."""
     if read.running_config is not None:
         problem = security_steps.member_problem(host, f"{zk['conf_dir']}/zoo.cfg",
                                                 read.running_config, zk["security_step"],
                                                 zk["tls_step"])
         if problem:
-            return problem
+            return problem, True
     if read.myid is not None and read.myid.strip() != str(zk["id"]):
-        return _myid_refusal(host, zk, read.myid.strip())
-    return ""
+        return _myid_refusal(host, zk, read.myid.strip()), False
+    return "", False
 
 
 def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[PlannedFile]:
@@ -228,9 +232,11 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
                       comment="Apache ZooKeeper")
     purge = bool(zk["purge_timer"]["enabled"])
     roll = _roll(cluster, zk, settings)
+    refusal, stops_all = _refusal(host, zk, read)
     return ZookeeperPlan(
         context=zk,
-        refusal=_refusal(host, zk, read),
+        refusal=refusal,
+        refusal_stops_all=stops_all,
         java_package=package,
         install_java=not read.java_installed,
         account=account,
