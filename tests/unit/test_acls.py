@@ -1,27 +1,24 @@
-"""Declared users and ACLs: their checks, and the ACL plan against AclCommand --list output."""
+"""Declared users and ACLs: their checks, and the ACL plan against the admin helper's acl-list
+answer."""
 
 from __future__ import annotations
 
+import json
+
 from kafkaform.acls import acl_problems, parse_list, plan, user_problems
 
-# AclCommand --list as Kafka 3.9 prints it, trailing spaces included.
-TOPIC = "ResourcePattern(resourceType=TOPIC, name=kf.events, patternType=LITERAL)"
-GROUP = "ResourcePattern(resourceType=GROUP, name=kafkaform-, patternType=PREFIXED)"
-LISTED = "\n".join([
-    f"Current ACLs for resource `{TOPIC}`: ",
-    " \t(principal=User:pipeline, host=*, operation=READ, permissionType=ALLOW)",
-    " \t(principal=User:pipeline, host=*, operation=DESCRIBE, permissionType=ALLOW) ",
-    "",
-    f"Current ACLs for resource `{GROUP}`: ",
-    " \t(principal=User:pipeline, host=*, operation=READ, permissionType=ALLOW) ",
-    "",
-])
+# The admin helper's acl-list answer, as the lab's brokers give it.
+LISTED = json.dumps({"bindings": [
+    ["TOPIC", "kf.events", "LITERAL", "User:pipeline", "*", "READ", "ALLOW"],
+    ["TOPIC", "kf.events", "LITERAL", "User:pipeline", "*", "DESCRIBE", "ALLOW"],
+    ["GROUP", "kafkaform-", "PREFIXED", "User:pipeline", "*", "READ", "ALLOW"],
+]})
 
 READ_EVENTS = {"principal": "User:pipeline", "resource_type": "topic",
                "resource_name": "kf.events", "operations": ["Read", "Describe"]}
 
 
-def test_list_output_parses_into_bindings() -> None:
+def test_list_answer_parses_into_bindings() -> None:
     found = parse_list(LISTED)
     assert ("TOPIC", "kf.events", "LITERAL", "User:pipeline", "*", "READ", "ALLOW") in found
     assert ("GROUP", "kafkaform-", "PREFIXED", "User:pipeline", "*", "READ", "ALLOW") in found

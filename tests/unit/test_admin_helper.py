@@ -3,6 +3,7 @@ paths that must not touch one."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import json
@@ -11,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -130,47 +130,73 @@ def test_health_watches_the_listener_the_tools_were_pointed_at(helper: ModuleTyp
     assert own() == "k1:9091"
 
 
-class Describing:
-    """TopicCommand started in the background: its output, or killed."""
+class Cluster:
+    """The answers of kafka-python's KafkaAdminClient the helper reads, shaped as the lab's
+    brokers gave them: the registered brokers, the controller and one topic's partitions (the
+    second one under-replicated)."""
 
-    def __init__(self, out: str) -> None:
-        self.out, self.returncode, self.killed = out, 0, False
+    def __init__(self, brokers: list[int], controller: int = 1) -> None:
+        self.brokers, self.controller, self.topics_asked = brokers, controller, 0
 
-    def kill(self) -> None:
-        self.killed = True
+    def describe_cluster(self) -> dict[str, object]:
+        return {"controller_id": self.controller, "cluster_id": "x",
+                "brokers": [{"broker_id": b, "host": f"k{b}", "port": 9091, "rack": None,
+                             "is_fenced": False} for b in self.brokers]}
 
-    def communicate(self) -> tuple[str, str]:
-        return ("", "") if self.killed else (self.out, "")
+    def describe_topics(self) -> list[dict[str, object]]:
+        self.topics_asked += 1
+        return [{"name": "kf.events", "is_internal": False, "partitions": [
+            {"partition_index": 0, "leader_id": 1, "replica_nodes": [1, 2], "isr_nodes": [1, 2]},
+            {"partition_index": 1, "leader_id": 2, "replica_nodes": [2, 1], "isr_nodes": [2]},
+        ]}, {"name": "__consumer_offsets", "is_internal": True, "partitions": []}]
+
+    def close(self) -> None:
+        pass
 
 
-DESCRIBED = ("Topic: kf.events\tTopicId: x\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: \n"
-             "\tTopic: kf.events\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n"
-             "\tTopic: kf.events\tPartition: 1\tLeader: 2\tReplicas: 2,1\tIsr: 2\n")
+def tools_of(helper: ModuleType, cluster: object, **given: object) -> SimpleNamespace:
+    """A node's tools whose admin client is ``cluster``."""
+    tools = SimpleNamespace(**{"own_listener": "", "roles": "", "controllers": "", **given})
+    tools.session = lambda: helper.kafka_admin.Session("", "", opener=lambda *_: cluster)
+    return tools
 
 
-@pytest.mark.parametrize("registered, problems", [
-    ({"1": {}, "2": None}, ["brokers not registered under the chroot: 2"]),
-    ({"1": {}, "2": {}}, ["1 under-replicated partitions: kf.events-1"]),
+@pytest.mark.parametrize("brokers, problems", [
+    ([1], ["brokers not registered: 2"]),
+    ([1, 2], ["1 under-replicated partitions: kf.events-1"]),
 ])
-def test_health_reads_zookeeper_while_topic_command_starts_and_drops_it_for_a_missing_broker(
-        helper: ModuleType, capsys: pytest.CaptureFixture[str],
-        registered: dict[str, object], problems: list[str]) -> None:
-    describing = Describing(DESCRIBED)
-    tools = SimpleNamespace(
-        own_listener="", roles="", controllers="", start_describe=lambda: describing,
-        zk_state=lambda ids: {"controller": 1, "brokers": registered},
-        archived=lambda main_class, returncode: None)
-    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
-    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
-    assert helper.health(tools, ["1", "2"]) == 1
-    assert describing.killed == (None in registered.values())
+def test_health_asks_the_registrations_then_only_with_every_broker_in_the_partitions(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str], brokers: list[int],
+        problems: list[str]) -> None:
+    cluster = Cluster(brokers)
+    assert helper.health(tools_of(helper, cluster), ["1", "2"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == problems
-    assert report["under_replicated"] == (0 if describing.killed else 1)
+    assert cluster.topics_asked == (1 if brokers == [1, 2] else 0)
+    assert report["under_replicated"] == cluster.topics_asked
+
+
+def test_health_reports_a_cluster_it_cannot_reach_and_connects_anew_for_the_next_check(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    opened: list[int] = []
+
+    def opener(*_: object) -> Cluster:
+        opened.append(1)
+        if len(opened) == 1:
+            raise ConnectionError("NoBrokersAvailable")
+        return Cluster([1, 2])
+
+    tools = SimpleNamespace(own_listener="", roles="", controllers="")
+    tools.session = lambda: helper.kafka_admin.Session("", "", opener=opener)
+    clock = Clock()
+    assert helper.health(tools, ["1", "2"], 5, sleep=clock.sleep, clock=lambda: clock.now) == 1
+    assert len(opened) == 2
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        "1 under-replicated partitions: kf.events-1"]
 
 
 #: The tools of a ZooKeeper-mode broker, for tests that replace the check itself.
-ZOOKEEPER_MODE = SimpleNamespace(roles="", controllers="")
+ZOOKEEPER_MODE = SimpleNamespace(roles="", controllers="", session=lambda: contextlib.nullcontext())
 
 
 class Clock:
@@ -187,14 +213,15 @@ class Clock:
 def test_health_wait_checks_again_soon_while_closed_then_each_second_until_healthy(
         helper: ModuleType, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = helper.kafka_admin.health_answer
     answers = iter([
-        (helper.health_answer(["this broker's listener k1:9091 does not accept connections"]),
+        (answer(["this broker's listener k1:9091 does not accept connections"]),
          True),
-        (helper.health_answer(["1 under-replicated partitions: kf.events-1"], 1, ["1", "2"],
-                              under=1), False),
-        (helper.health_answer([], 1, ["1", "2"]), False),
+        (answer(["1 under-replicated partitions: kf.events-1"], 1, ["1", "2"], under=1), False),
+        (answer([], 1, ["1", "2"]), False),
     ])
-    monkeypatch.setattr(helper, "check_health", lambda tools, ids, max_lag: next(answers))
+    monkeypatch.setattr(helper, "check_health",
+                        lambda tools, session, ids, max_lag: next(answers))
     clock = Clock()
     assert helper.health(ZOOKEEPER_MODE, ["1", "2"], 30, sleep=clock.sleep,
                          clock=lambda: clock.now) == 0
@@ -208,10 +235,10 @@ def test_health_wait_gives_up_with_the_last_answer_when_the_time_is_up(
         monkeypatch: pytest.MonkeyPatch) -> None:
     checks = []
 
-    def unhealthy(tools: object, ids: list[str],
+    def unhealthy(tools: object, session: object, ids: list[str],
                   max_lag: int) -> tuple[dict[str, object], bool]:
         checks.append(1)
-        return helper.health_answer([f"no active controller ({len(checks)})"]), False
+        return helper.kafka_admin.health_answer([f"no active controller ({len(checks)})"]), False
 
     monkeypatch.setattr(helper, "check_health", unhealthy)
     clock = Clock()
@@ -228,9 +255,11 @@ def test_health_wait_waits_as_long_as_a_slow_check_took(
     clock = Clock()
     took = iter([4.0, 0.2, 3.0])
 
-    def slow(tools: object, ids: list[str], max_lag: int) -> tuple[dict[str, object], bool]:
+    def slow(tools: object, session: object, ids: list[str],
+             max_lag: int) -> tuple[dict[str, object], bool]:
         clock.now += next(took)
-        return helper.health_answer(["1 under-replicated partitions: kf.events-1"]), False
+        problem = "1 under-replicated partitions: kf.events-1"
+        return helper.kafka_admin.health_answer([problem]), False
 
     monkeypatch.setattr(helper, "check_health", slow)
     assert helper.health(ZOOKEEPER_MODE, ["1"], 10, sleep=clock.sleep,
@@ -265,23 +294,23 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
 
     monkeypatch.setattr(subprocess, "run", tool)
     tools = helper.Tools(args)
-    tools.run(helper.ACL_COMMANDS[0], "--list", check=False)  # fails: its archive is dropped
+    tools.run(helper.METADATA_QUORUM, "describe", check=False)  # fails: its archive is dropped
     assert list(archives.iterdir()) == []
-    tools.run(helper.ACL_COMMANDS[0], "--list")  # a clean exit: its archive is kept
+    tools.run(helper.METADATA_QUORUM, "describe")  # a clean exit: its archive is kept
     (kept,) = archives.iterdir()
-    assert kept.name.startswith("AclCommand-") and not reads_archive()
-    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")
+    assert kept.name.startswith("MetadataQuorumCommand-") and not reads_archive()
+    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")
     assert reads_archive() == [f"-XX:SharedArchiveFile={kept}"]
     # A JVM that aborts on its archive (a damaged file) drops it: the next run writes it anew.
-    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list", check=False)
+    helper.Tools(args).run(helper.METADATA_QUORUM, "describe", check=False)
     assert list(archives.iterdir()) == []
-    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")
+    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")
     (kept,) = archives.iterdir()
     (libs / "kafka_2.13-3.9.2.jar").write_text("")  # an upgrade: the archive no longer serves
-    helper.Tools(args).run(helper.ACL_COMMANDS[0], "--list")  # and its first run replaces it
+    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")  # and its first run replaces it
     assert not reads_archive()
     (newer,) = archives.iterdir()
-    assert newer.name.startswith("AclCommand-") and newer != kept
+    assert newer.name.startswith("MetadataQuorumCommand-") and newer != kept
 
 
 # MetadataQuorumCommand describe --replication as Kafka 3.9 printed it on the kraft scenario's
@@ -311,15 +340,11 @@ def test_the_quorum_table_gives_the_leader_and_each_nodes_lag(helper: ModuleType
 def test_kraft_health_checks_the_quorum_and_for_brokers_the_partitions(
         helper: ModuleType, capsys: pytest.CaptureFixture[str], roles: str, max_lag: int,
         problems: list[str]) -> None:
-    describing = Describing(DESCRIBED)
     ids = ["3001", "3002", "3003"] if roles == "controller" else ["1"]
-    tools = SimpleNamespace(
-        own_listener="", roles=roles, start_describe=lambda: describing,
-        quorum=lambda: helper.quorum_rows(REPLICATION),
-        archived=lambda main_class, returncode: None)
-    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
-    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    cluster = Cluster([1, 2])
+    tools = tools_of(helper, cluster, roles=roles, quorum=lambda: helper.quorum_rows(REPLICATION))
     assert helper.health(tools, ids, max_lag=max_lag) == (1 if problems else 0)
+    assert cluster.topics_asked == (1 if roles == "broker" else 0)
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == problems
     assert report["controller"] == "3002"
@@ -355,12 +380,10 @@ def test_kraft_health_reports_an_unreadable_quorum_as_a_problem_to_wait_on(
     def no_controller() -> None:
         raise SystemExit("kafkaform-kafka: org.apache.kafka.tools.MetadataQuorumCommand exited 1")
 
-    describing = Describing(DESCRIBED)
-    tools = SimpleNamespace(own_listener="", roles="broker", start_describe=lambda: describing,
-                            quorum=no_controller, archived=lambda main_class, returncode: None)
-    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    cluster = Cluster([1])
+    tools = tools_of(helper, cluster, roles="broker", quorum=no_controller)
     assert helper.health(tools, ["1"], max_lag=1000) == 1
-    assert describing.killed
+    assert cluster.topics_asked == 0
     assert json.loads(capsys.readouterr().out)["problems"] == [
         "cannot read the metadata quorum: kafkaform-kafka: "
         "org.apache.kafka.tools.MetadataQuorumCommand exited 1"]
@@ -370,17 +393,11 @@ def test_a_broker_in_migration_mode_finds_kraft_brokers_in_the_quorum_not_in_zoo
         helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     """KR-09: while the brokers roll between ZooKeeper and KRaft mode, a broker already in KRaft
     mode is registered with the controllers' quorum; one in neither is still missing."""
-    describing = Describing(DESCRIBED)
-    tools = SimpleNamespace(
-        own_listener="", roles="", controllers="c1:9094", start_describe=lambda: describing,
-        zk_state=lambda ids: {"controller": 3001, "brokers": {"1": None, "2": {}, "7": None}},
-        quorum=lambda: helper.quorum_rows(REPLICATION),
-        archived=lambda main_class, returncode: None)
-    tools.finish_describe = lambda process: helper.Tools.finish_describe(tools, process)
-    tools.stop_describe = lambda process: helper.Tools.stop_describe(tools, process)
+    tools = tools_of(helper, Cluster([2]), controllers="c1:9094",
+                     quorum=lambda: helper.quorum_rows(REPLICATION))
     assert helper.health(tools, ["1", "2", "7"], max_lag=1000) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["problems"] == ["brokers not registered under the chroot: 7"]
+    assert report["problems"] == ["brokers not registered: 7"]
     assert report["registered"] == ["1", "2"]
 
 
@@ -411,22 +428,61 @@ def test_features_raises_metadata_version_alone_to_the_newest_the_release_suppor
                          "metadata.version=27")] if raised else [])
 
 
-def test_acls_go_through_the_command_the_release_ships(helper: ModuleType,
-                                                       tmp_path: Path) -> None:
-    """AclCommand left Kafka's core for its tools in Kafka 4."""
-    (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
-    libs = tmp_path / "libs"
-    libs.mkdir()
-    with zipfile.ZipFile(libs / "kafka-tools-4.1.2.jar", "w") as jar:
-        jar.writestr("org/apache/kafka/tools/AclCommand.class", b"")
-    args = SimpleNamespace(bootstrap="", conf=str(tmp_path), libs=str(libs), java="java",
-                           dry_run=True)
-    tools = helper.Tools(args)
-    assert tools.shipped(*helper.ACL_COMMANDS) == "org.apache.kafka.tools.AclCommand"
-    (libs / "kafka-tools-4.1.2.jar").unlink()
-    with zipfile.ZipFile(libs / "kafka_2.13-3.9.2.jar", "w") as jar:
-        jar.writestr("kafka/admin/AclCommand.class", b"")
-    assert tools.shipped(*helper.ACL_COMMANDS) == "kafka.admin.AclCommand"
+class Recorder:
+    """An admin client that keeps the ACLs and SCRAM changes it is sent, and answers with the
+    SCRAM users it has."""
+
+    def __init__(self, users: dict[str, object]) -> None:
+        self.users, self.created, self.sent = users, [], []
+        self._manager = SimpleNamespace(run=lambda call, *args: call(*args))
+
+    def create_acls(self, acls: list[object]) -> dict[str, list[object]]:
+        self.created += acls
+        return {"succeeded": acls, "failed": []}
+
+    def describe_user_scram_credentials(self) -> dict[str, object]:
+        return self.users
+
+    def _send_request_to_controller(self, request: object) -> object:
+        self.sent.append(request)
+        return SimpleNamespace(results=[])
+
+
+def test_an_acl_action_becomes_one_binding_per_operation_in_kafkas_names(
+        helper: ModuleType) -> None:
+    admin = helper.kafka_admin
+    client = Recorder({})
+    action = {"action": "add", "principal": "User:ops", "resource_type": "transactional_id",
+              "resource_name": "tx-", "pattern_type": "prefixed", "permission": "allow",
+              "host": "*", "operations": ["Write", "DescribeConfigs"], "message": "add ops"}
+    assert admin.apply_acl(client, action, dry_run=True) == "(dry run) add ops"
+    assert client.created == []
+    assert admin.apply_acl(client, action, dry_run=False) == "add ops"
+    assert [(a.operation.name, a.resource_pattern.resource_type.name,
+             a.resource_pattern.pattern_type.name) for a in client.created] == [
+        ("WRITE", "TRANSACTIONAL_ID", "PREFIXED"), ("DESCRIBE_CONFIGS", "TRANSACTIONAL_ID",
+                                                    "PREFIXED")]
+
+
+def test_scram_users_change_only_when_their_password_did_and_go_to_the_controller(
+        helper: ModuleType, tmp_path: Path) -> None:
+    admin = helper.kafka_admin
+    state = str(tmp_path / "state" / "users.json")
+    scram = {"error": None, "credential_infos": [
+        {"mechanism": admin.ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]}
+    spec = {"iterations": 8192, "users": [{"name": "app", "password": "one"},
+                                          {"name": "old", "state": "absent"}]}
+    client = Recorder({"old": scram})
+    assert admin.converge_users(client, spec, dry_run=False, state_path=state) == ["app", "old"]
+    (request,) = client.sent
+    assert [d[0] for d in request.deletions] == ["old"]
+    assert [(u[0], u[1], u[2]) for u in request.upsertions] == [("app", 2, 8192)]
+    again = Recorder({"app": scram})
+    assert admin.converge_users(again, spec, dry_run=False, state_path=state) == []
+    assert again.sent == []
+    changed = {**spec, "users": [{"name": "app", "password": "two"}]}
+    assert admin.converge_users(again, changed, dry_run=True, state_path=state) == ["app"]
+    assert again.sent == []
 
 
 @pytest.mark.parametrize(("release", "refused"), [("3.9.2", True), ("4.0.1", True),

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 from kafkaform.topics import declared_problems, parse_describe, plan
 
-DESCRIBE = (
-    "Topic: orders\tTopicId: AbC\tPartitionCount: 6\tReplicationFactor: 3\t"
-    "Configs: retention.ms=86400000,min.insync.replicas=2\n"
-    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,3,2\tIsr: 1,3,2\tElr: N/A\t"
-    "LastKnownElr: N/A\n"
-    "Topic: legacy\tTopicId: XyZ\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n"
-)
+# The admin helper's describe answer: partitions, replication factor and non-default configs.
+DESCRIBE = json.dumps({"topics": {
+    "orders": {"partitions": 6, "replication_factor": 3,
+               "configs": {"retention.ms": "86400000", "min.insync.replicas": 2}},
+    "legacy": {"partitions": 1, "replication_factor": 1, "configs": {}},
+}})
 
 
 def current() -> dict[str, dict[str, object]]:
     return parse_describe(DESCRIBE)
 
 
-def test_describe_headers_parse_into_partitions_rf_and_configs() -> None:
+def test_describe_answer_parses_into_partitions_rf_and_configs_as_text() -> None:
     assert current() == {
         "orders": {"partitions": 6, "replication_factor": 3,
                    "configs": {"retention.ms": "86400000", "min.insync.replicas": "2"}},

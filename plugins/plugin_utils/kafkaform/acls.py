@@ -1,13 +1,15 @@
 """Declared Kafka users and ACLs: their checks, and the plan that brings a cluster's ACLs to them.
 
-:func:`plan` is pure, like :mod:`kafkaform.topics`: the declared ACLs (``kafka_acls``) and the
-current ones (parsed from ``AclCommand --list``) in, actions out. An ACL that is not declared is
-never in the plan; one declared with ``state: absent`` is removed (SE-03). Users are checked here
-and converged on the broker by the role's admin helper, which alone sees their passwords.
+:func:`plan` is pure, like :mod:`kafkaform.topics`: the declared ACLs (``kafka_acls``) and
+the current ones (the admin helper's ``acl-list`` answer) in, actions out. An ACL that is not
+declared is never in the plan; one declared with ``state: absent`` is removed (SE-03). Users are
+checked here and converged on the broker by the role's admin helper, which alone sees their
+passwords.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -37,11 +39,6 @@ USER_KEYS = ("name", "password", "superuser", "state")
 #: Characters Kafka's SCRAM credential syntax (k=v,k=v) or a JAAS string cannot carry.
 _PASSWORD_UNSAFE = ',="\\\n\r'
 _USER_NAME = re.compile(r"^[A-Za-z0-9._-]{1,255}$")
-_RESOURCE = re.compile(r"resourceType=(?P<type>\w+), name=(?P<name>.*), "
-                       r"patternType=(?P<pattern>\w+)\)`")
-_ENTRY = re.compile(r"\(principal=(?P<principal>[^,]+), host=(?P<host>[^,]+), "
-                    r"operation=(?P<operation>\w+), permissionType=(?P<permission>\w+)\)")
-
 #: One ACL binding: resource type, resource name, pattern type, principal, host, operation and
 #: permission, all in Kafka's upper-case spelling.
 Binding = tuple[str, str, str, str, str, str, str]
@@ -123,20 +120,11 @@ def bindings(acl: Mapping[str, Any]) -> Iterator[Binding]:
 
 
 def parse_list(output: str) -> set[Binding]:
-    """Every binding in ``AclCommand --list`` output."""
-    found: set[Binding] = set()
-    resource: re.Match[str] | None = None
-    for line in output.splitlines():
-        head = _RESOURCE.search(line)
-        if head:
-            resource = head
-            continue
-        entry = _ENTRY.search(line)
-        if entry and resource:
-            found.add((resource["type"], resource["name"], resource["pattern"],
-                       entry["principal"], entry["host"], entry["operation"],
-                       entry["permission"]))
-    return found
+    """Every binding of the admin helper's ``acl-list`` answer (JSON); none for no answer."""
+    if not output.strip():
+        return set()
+    return {(str(t), str(n), str(pt), str(p), str(h), str(o), str(perm))
+            for t, n, pt, p, h, o, perm in json.loads(output)["bindings"]}
 
 
 def plan(declared: Sequence[Mapping[str, Any]], current_output: str) -> list[dict[str, Any]]:

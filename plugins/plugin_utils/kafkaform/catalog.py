@@ -24,6 +24,10 @@ are unreachable from the build machines:
   every broker and ZooKeeper member. ZooKeeper's own Prometheus metrics provider is not used: it is
   published on Maven Central for 3.8.3 and 3.9.x but not for 3.8.4, the release Kafka pins.
   Neither it nor the connector jars exist under the Apache dist root, so both come from a mirror.
+* kafka-python 3.0.12 (PyPI, a pure-Python wheel for every CPython 3.8 and later): the admin
+  client of the brokers' admin helper (topics, configs, SCRAM users, ACLs, elections, health),
+  one process and one connection a run instead of one JVM a question. Its sha256 is pinned here,
+  as PyPI lists it; the mirror refuses any other bytes.
 """
 
 from __future__ import annotations
@@ -117,6 +121,34 @@ class MavenJar(Published):
 
 
 @dataclass(frozen=True, slots=True)
+class PythonWheel(Published):
+    """A wheel taken as-is from the Python package index and published in the mirror at
+    `dist_path`.
+
+    Attributes:
+        project: the project's name on the index.
+        version: its version.
+        sha256: the wheel's sha256 as the index lists it; pip checks the download against it.
+        dist_path: where the mirror publishes the wheel, relative to the dist root.
+    """
+
+    project: str
+    version: str
+    sha256: str
+    dist_path: str
+
+    @property
+    def file_name(self) -> str:
+        """The wheel's file name."""
+        return self.dist_path.rsplit("/", 1)[-1]
+
+    @property
+    def requirement(self) -> str:
+        """The pinned requirement pip downloads: `project==version --hash=sha256:...`."""
+        return f"{self.project}=={self.version} --hash=sha256:{self.sha256}"
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     """Every component kafkaform installs, the jars Spark needs to talk to Kafka and the metrics
     agent of the JVMs."""
@@ -127,6 +159,7 @@ class Catalog:
     spark: Component
     spark_kafka_connector: tuple[MavenJar, ...]
     jmx_exporter: MavenJar
+    admin_client: PythonWheel
 
     @property
     def components(self) -> tuple[Component, ...]:
@@ -174,6 +207,12 @@ def maven_jar(group: str, artifact: str, version: str) -> MavenJar:
     return MavenJar(group, artifact, version, path)
 
 
+def pure_python_wheel(project: str, version: str, sha256: str) -> PythonWheel:
+    """A pure-Python wheel (``py3-none-any``), published in the mirror under `python/`."""
+    name = f"{project.replace('-', '_')}-{version}-py3-none-any.whl"
+    return PythonWheel(project, version, sha256, f"python/{name}")
+
+
 #: Each component's archive for any version, by name (roles may pin another version).
 RELEASES: dict[str, Callable[[str], Component]] = {
     "kafka": kafka,
@@ -186,6 +225,7 @@ KAFKA_UPGRADE_VERSION = "4.1.2"
 ZOOKEEPER_VERSION = "3.8.4"
 SPARK_VERSION = "4.0.0"
 JMX_EXPORTER_VERSION = "1.0.1"
+KAFKA_PYTHON_VERSION = "3.0.12"
 
 CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
@@ -205,6 +245,9 @@ CATALOG = Catalog(
         spark_connector_jar(SPARK_VERSION, "org.apache.commons", "commons-pool2", "2.12.0"),
     ),
     jmx_exporter=maven_jar("io.prometheus.jmx", "jmx_prometheus_javaagent", JMX_EXPORTER_VERSION),
+    admin_client=pure_python_wheel(
+        "kafka-python", KAFKA_PYTHON_VERSION,
+        "67add72052e3ad0c37ed9963ebe2b1696adc7f063c64eaf19862c21b69a64a18"),
 )
 
 

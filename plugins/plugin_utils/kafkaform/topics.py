@@ -1,14 +1,15 @@
 """Declared topics: the plan that brings a cluster's topics to what the inventory declares.
 
-:func:`plan` is pure: the declared topics (``kafka_topics``) and the current state (parsed from
-``TopicCommand --describe``) in, actions and refusals out. Topics that are not declared are never
-in the plan. Partitions only grow (TR-05) and the replication factor is never changed in place:
-both are refused with a message, never skipped silently.
+:func:`plan` is pure: the declared topics (``kafka_topics``) and the current state (the admin
+helper's ``describe`` answer) in, actions and refusals out. Topics that are not declared are
+never in the plan. Partitions only grow (TR-05) and the replication factor is never changed in
+place: both are refused with a message, never skipped silently.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,32 +19,16 @@ from .rules import cite
 #: Kafka's own limit (org.apache.kafka.common.internals.Topic.MAX_NAME_LENGTH).
 MAX_TOPIC_NAME = 249
 
-_HEADER = re.compile(r"^Topic:\s*(?P<name>\S+)\s+TopicId:.*?PartitionCount:\s*(?P<partitions>\d+)"
-                     r"\s+ReplicationFactor:\s*(?P<rf>\d+)\s+Configs:\s*(?P<configs>.*)$")
-
-
-def parse_configs(text: str) -> dict[str, str]:
-    """``k=v,k2=v2`` of a describe header (values never hold commas in topic configs we set)."""
-    configs = {}
-    for item in text.strip().split(","):
-        if "=" in item:
-            key, _equals, value = item.partition("=")
-            configs[key.strip()] = value.strip()
-    return configs
-
 
 def parse_describe(output: str) -> dict[str, dict[str, Any]]:
-    """Topics of ``TopicCommand --describe`` output: name → partitions, RF and configs."""
-    topics = {}
-    for line in output.splitlines():
-        match = _HEADER.match(line.strip())
-        if match:
-            topics[match["name"]] = {
-                "partitions": int(match["partitions"]),
-                "replication_factor": int(match["rf"]),
-                "configs": parse_configs(match["configs"]),
-            }
-    return topics
+    """Topics of the admin helper's ``describe`` answer (JSON): name → partitions, replication
+    factor and configs (the topic's own and the brokers' non-default values, as Kafka's
+    TopicCommand --describe shows them)."""
+    topics = json.loads(output)["topics"]
+    return {str(name): {"partitions": int(topic["partitions"]),
+                        "replication_factor": int(topic["replication_factor"]),
+                        "configs": {str(k): str(v) for k, v in topic["configs"].items()}}
+            for name, topic in topics.items()}
 
 
 def _text(value: Any) -> str:

@@ -723,6 +723,10 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
         "security_step": target_step(migration),
         "secure_existing_znodes": migration == "tls_replication",
         "admin_script": ADMIN_SCRIPT,
+        # The admin helper's command line with this cluster's bootstrap servers.
+        "admin_argv": [ADMIN_SCRIPT, "--bootstrap", str(cluster["admin_bootstrap_servers"]),
+                       "--conf", conf_dir, "--libs", f"{install_dir}/libs",
+                       "--java", f"{java_home}/bin/java"],
         # KR-11: a controller's unit ends its start once its registration with the quorum is in
         # the metadata log, and fails one whose registration Kafka dropped.
         "registration_argv": [ADMIN_SCRIPT, "--conf", conf_dir, "registration",

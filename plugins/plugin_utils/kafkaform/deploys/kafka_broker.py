@@ -27,7 +27,6 @@ from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broker_context
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
-from ..paths import role_dir
 from ..plans import kafka_broker as plans
 from ..plans.files import with_secrets
 from ..plans.kafka_broker import KafkaBrokerFiles, KafkaBrokerInstall, host_read, parse_host
@@ -91,8 +90,7 @@ def context(of: Host | None = None) -> dict[str, Any]:
 
 def admin(kb: dict[str, Any]) -> list[str]:
     """The admin helper's command line with this cluster's bootstrap servers."""
-    return [ADMIN_SCRIPT, "--bootstrap", kb["admin_bootstrap_servers"], "--conf", kb["conf_dir"],
-            "--libs", f"{kb['install_dir']}/libs", "--java", kb["java"]["binary"]]
+    return list(kb["admin_argv"])
 
 
 def _security_gate(kb: dict[str, Any]) -> None:
@@ -114,9 +112,12 @@ def _install(planned: KafkaBrokerInstall, s: dict[str, Any]) -> Any:
     if planned.create_account:
         create_account(planned.account, "without a login shell")
     artifact.install("kafka", str(s["kafka_broker_version"]), str(s["kafka_broker_archive_url"]))
-    return files.put(name="Install the Kafka admin helper",
-                     src=str(role_dir(ROLE) / "files" / "kafkaform-kafka"), dest=ADMIN_SCRIPT,
-                     user="root", group="root", mode="755")
+    client = planned.admin_client
+    make_directories([{"path": client["dir"], "owner": "root", "group": "root", "mode": "0755"}])
+    helper = install_planned([f.as_task_item() for f in planned.admin_files], {})
+    if planned.fetch_admin_client:
+        artifact.download(client["url"], f"{client['url']}.sha512", client["dest"], 60)
+    return helper[ADMIN_SCRIPT]
 
 
 def _configure(kb: dict[str, Any], planned: KafkaBrokerFiles,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ..catalog import CATALOG, Catalog, Component, MavenJar
+from ..catalog import CATALOG, Catalog, Component, MavenJar, PythonWheel
 from .archive import MANIFEST, Manifest, Member, Recipe, publish, write_tarball
-from .common import MirrorError, progress
+from .common import MirrorError, progress, run_tool
 from .kafka import kafka_members, kafka_recipe, kafka_roots
 from .maven import maven_resolve, resolved_version_of
 from .spark import pyspark_sdist, spark_members, spark_recipe, unpack_sdist
@@ -22,6 +23,8 @@ from .zookeeper import zookeeper_bom, zookeeper_members, zookeeper_recipe, zooke
 
 #: `--only` name of the JVMs' metrics agent (the catalog's jmx_exporter jar).
 JMX_EXPORTER = "jmx_exporter"
+#: `--only` name of the brokers' admin client (the catalog's admin_client wheel).
+ADMIN_CLIENT = "admin_client"
 
 
 def cache_root() -> Path:
@@ -160,6 +163,30 @@ def build_jar(jar: MavenJar, options: BuildOptions, manifest: Manifest) -> int:
                            functools.partial(copy_file, found), "sha512sum", subject))
 
 
+def build_wheel(wheel: PythonWheel, options: BuildOptions, manifest: Manifest) -> int:
+    """Publish one wheel as the package index pip is configured for has it, its sha256 checked
+    by pip against the catalog's."""
+    subject = f"{wheel.project} {wheel.version}"
+    recipe = Recipe(wheel.dist_path, {"pypi": wheel.requirement})
+    if manifest.is_current(recipe, options.mirror_dir):
+        progress(subject, f"up to date ({wheel.dist_path})")
+        return 0
+    with tempfile.TemporaryDirectory(prefix=f"{wheel.project}-", dir=scratch(options)) as work:
+        requirements = Path(work) / "requirements.txt"
+        requirements.write_text(wheel.requirement + "\n", encoding="utf-8")
+        progress(subject, "downloading with pip, its sha256 checked")
+        run_tool([sys.executable, "-m", "pip", "download", "--progress-bar", "off", "--no-deps",
+                  "--only-binary", ":all:", "--require-hashes", "-r", str(requirements),
+                  "-d", work], f"pip download {wheel.project}=={wheel.version}",
+                 "check that the package index pip is configured for is reachable "
+                 "(`pip config list`, proxy)")
+        found = Path(work) / wheel.file_name
+        if not found.is_file():
+            raise MirrorError(f"{subject}: pip left no {wheel.file_name}")
+        return int(publish(options.mirror_dir, recipe, manifest,
+                           functools.partial(copy_file, found), "sha512sum", subject))
+
+
 def copy_file(source: Path, out: BinaryIO) -> None:
     """Copy a file's bytes into an open stream."""
     with source.open("rb") as stream:
@@ -197,4 +224,6 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
         built += build_connector(catalog, options, manifest)
     if options.wants(JMX_EXPORTER):
         built += build_jar(catalog.jmx_exporter, options, manifest)
+    if options.wants(ADMIN_CLIENT):
+        built += build_wheel(catalog.admin_client, options, manifest)
     return built

@@ -14,13 +14,13 @@ from typing import Any
 
 from ..catalog import CATALOG
 from .archive import MANIFEST
-from .build import JMX_EXPORTER, BuildOptions, build, cache_root, default_mirror_dir
+from .build import ADMIN_CLIENT, JMX_EXPORTER, BuildOptions, build, cache_root, default_mirror_dir
 from .common import MirrorError
 
 
 def handle_build(args: argparse.Namespace) -> int:
     """`kafkaform mirror build`."""
-    known = {c.name for c in CATALOG.components} | {JMX_EXPORTER}
+    known = {c.name for c in CATALOG.components} | {JMX_EXPORTER, ADMIN_CLIENT}
     unknown = set(args.only) - known
     if unknown:
         print(f"error: unknown component(s) {sorted(unknown)}; choose from {sorted(known)}",
@@ -78,7 +78,8 @@ def add_commands(commands: Any) -> None:
     )
     build_parser.add_argument(
         "--only", action="append", default=[], metavar="NAME",
-        help=f"build only this component (kafka, zookeeper, spark, {JMX_EXPORTER}); repeatable",
+        help=f"build only this component (kafka, zookeeper, spark, {JMX_EXPORTER},"
+        f" {ADMIN_CLIENT}); repeatable",
     )  # fmt: skip
     build_parser.set_defaults(handler=handle_build)
 

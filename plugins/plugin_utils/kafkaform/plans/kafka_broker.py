@@ -13,16 +13,23 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import java
-from ..catalog import CATALOG
+from ..catalog import APACHE_DIST_ROOT, CATALOG
 from ..contexts import SYSTEMD_UNIT_DIR
+from ..contexts.kafka_broker import ADMIN_SCRIPT
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
+from ..paths import role_dir
 from . import hostread
 from .files import Account, PlannedFile, WritesFiles, template
 
 ROLE = "kafka_broker"
-#: The agent jar as the download leaves it: then it is neither fetched nor hashed again.
+#: The agent jar (and the admin client's wheel) as the download leaves it: then it is neither
+#: fetched nor hashed again.
 AGENT_JAR_STATE = "root:root:644"
+#: Where the admin helper's client lives: its module and the kafka-python wheel it imports (the
+#: helper, files/kafkaform-kafka, looks there).
+ADMIN_LIB = "/opt/kafkaform/kafka-admin"
+ADMIN_CLIENT_WHEEL = f"{ADMIN_LIB}/{CATALOG.admin_client.file_name}"
 #: Where the service account's home is (it has none of its own: the data lives on the disks).
 ACCOUNT_HOME = "/var/lib/kafka"
 
@@ -49,6 +56,7 @@ class KafkaBrokerHost:
     passwd: str = ""
     group: str = ""
     agent_jar: str = ""
+    admin_client: str = ""
 
 
 def host_read(settings: Mapping[str, Any]) -> list[str]:
@@ -67,6 +75,7 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
         hostread.ask("agent_jar", f"stat -c '%U:%G:%a' "
                                   f"{q(f'{AGENT_DIR}/{CATALOG.jmx_exporter.file_name}')} "
                                   "2>/dev/null"),
+        hostread.ask("admin_client", f"stat -c '%U:%G:%a' {q(ADMIN_CLIENT_WHEEL)} 2>/dev/null"),
     ])
 
 
@@ -82,6 +91,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         passwd=found.get("passwd", ""),
         group=found.get("group", ""),
         agent_jar=found.get("agent_jar", ""),
+        admin_client=found.get("admin_client", ""),
     )
 
 
@@ -95,12 +105,27 @@ class KafkaBrokerInstall:
     create_account: bool
     #: Whether to fetch the metrics agent jar: the node runs the agent and has no jar yet.
     fetch_agent: bool
+    #: The admin helper, its client module and the admin client's wheel (from the mirror, its
+    #: sha512 checked), fetched only while the node has no such wheel.
+    admin_files: list[PlannedFile]
+    admin_client: dict[str, str]
+    fetch_admin_client: bool
     java_home: str
     cores: int
     release_before: str
 
     def as_vars(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        found["admin_files"] = [f.as_task_item() for f in self.admin_files]
+        return found
+
+
+def admin_files() -> list[PlannedFile]:
+    """The admin helper and the module it imports its admin client from."""
+    files = role_dir(ROLE) / "files"
+    return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
+            PlannedFile(src=str(files / "kafkaform_admin.py"),
+                        dest=f"{ADMIN_LIB}/kafkaform_admin.py", mode="0644")]
 
 
 def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBrokerInstall:
@@ -115,6 +140,12 @@ def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBro
         create_account=not account.in_place(read.passwd, read.group),
         fetch_agent=(bool(_setting(settings, "metrics_enabled"))
                      and read.agent_jar != AGENT_JAR_STATE),
+        admin_files=admin_files(),
+        admin_client={
+            "url": CATALOG.admin_client.url_on(
+                str(settings.get("kafkaform_apache_mirror_url") or APACHE_DIST_ROOT)),
+            "dir": ADMIN_LIB, "dest": ADMIN_CLIENT_WHEEL},
+        fetch_admin_client=read.admin_client != AGENT_JAR_STATE,
         java_home=java.java_home(packages[0], read.architecture or "amd64",
                                  "kafka_broker_java_home",
                                  str(_setting(settings, "java_home") or "")),

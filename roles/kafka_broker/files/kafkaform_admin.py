@@ -1,0 +1,424 @@
+# Managed by kafkaform (roles/kafka_broker/files/kafkaform_admin.py); local changes are overwritten.
+"""Kafka administration through Kafka's admin protocol: topics, their configs, SCRAM users, ACLs,
+leader elections, a broker's dynamic TLS stores and the cluster's health, asked of the cluster
+by one client in one process (kafka-python's KafkaAdminClient, installed beside this file by the
+kafka_broker role), never by parsing the text of Kafka's command-line tools.
+
+The client connects as the node's own admin configuration says (admin-client.properties: the
+BROKER listener over TLS with the broker's certificate, a super user; in plaintext while a
+cluster built open is being secured). ``kafkaform-kafka`` calls it; its JVM tools remain only
+where Kafka has no client API for the question (storage format, features, the metadata quorum
+of a controller, ZooKeeper's znodes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import socket
+import ssl
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from kafka.admin import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
+from kafka.protocol.admin.users import (
+    AlterUserScramCredentialsRequest,
+)
+
+FILE_REFERENCE = re.compile(r"\$\{file:(?P<path>[^:}]+):(?P<key>[^}]+)\}")
+SCRAM = "SCRAM-SHA-512"
+#: What was last set for each user, as a salted PBKDF2 hash (root only): passwords are never
+#: readable back from Kafka, and setting one again on every run would report a change each time.
+SCRAM_STATE = "/var/lib/kafkaform/kafka-scram-users.json"
+#: Seconds one request may take; a health check repeats rather than waits.
+REQUEST_TIMEOUT_MS = 20_000
+#: The election error that means the preferred replica already leads: nothing to do.
+ELECTION_NOT_NEEDED = 84
+
+Properties = Mapping[str, str]
+Binding = list[str]
+
+
+def properties(path: str) -> dict[str, str]:
+    """A Java properties file's ``key=value`` lines (no continuation lines: kafkaform writes
+    none)."""
+    values = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                key, _equals, value = line.partition("=")
+                values[key.strip()] = value.strip()
+    return values
+
+
+def resolved(value: str) -> str:
+    """A value with a ${file:<path>:<key>} reference read (SE-06)."""
+    reference = FILE_REFERENCE.fullmatch(value)
+    return properties(reference["path"])[reference["key"]] if reference else value
+
+
+def tls_context(client: Properties) -> ssl.SSLContext:
+    """The TLS context of ``client`` (admin-client.properties): the cluster CA's PEM bundle and
+    the PKCS12 keystore's key and certificate. Python reads no PKCS12, so openssl writes them as
+    PEM into a private directory that is gone once the context has read them."""
+    context = ssl.create_default_context(cafile=client["ssl.truststore.location"])
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    with tempfile.TemporaryDirectory(prefix="kafkaform-admin-") as private:
+        pem = os.path.join(private, "client.pem")
+        subprocess.run(["openssl", "pkcs12", "-in", client["ssl.keystore.location"], "-nodes",
+                        "-out", pem, "-passin", "env:KAFKAFORM_KEYSTORE_PASSWORD"],
+                       check=True, capture_output=True,
+                       env={**os.environ, "KAFKAFORM_KEYSTORE_PASSWORD":
+                            resolved(client["ssl.keystore.password"])})
+        context.load_cert_chain(pem)
+    return context
+
+
+def connect(client_config: str, bootstrap: str) -> Any:
+    """An admin client of the cluster, connected as the ``client_config`` file says
+    (admin-client.properties), through ``bootstrap``."""
+    client = properties(client_config)
+    options: dict[str, Any] = {
+        "bootstrap_servers": bootstrap.split(","),
+        "client_id": "kafkaform",
+        "request_timeout_ms": REQUEST_TIMEOUT_MS,
+    }
+    if client.get("security.protocol") == "SSL":
+        options.update(security_protocol="SSL", ssl_context=tls_context(client))
+    return KafkaAdminClient(**options)
+
+
+# --- topics --------------------------------------------------------------------------------
+
+def topics_state(admin: Any) -> dict[str, dict[str, Any]]:
+    """Every topic but Kafka's internal ones: partitions, replication factor and the configs
+    set on it or inherited from a broker's non-default value, as TopicCommand --describe shows
+    them (kafkaform.topics plans from this)."""
+    described = [t for t in admin.describe_topics() if not t.get("is_internal")]
+    names = sorted(t["name"] for t in described)
+    configs = admin.describe_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, name) for name in names], config_filter="all"
+    ).get("topic", {}) if names else {}
+    state = {}
+    for topic in described:
+        partitions = topic.get("partitions") or []
+        state[topic["name"]] = {
+            "partitions": len(partitions),
+            "replication_factor": len(partitions[0]["replica_nodes"]) if partitions else 0,
+            "configs": {key: str(value.get("value"))
+                        for key, value in sorted(configs.get(topic["name"], {}).items())
+                        if value.get("config_source") != "DEFAULT_CONFIG"},
+        }
+    return state
+
+
+def partitions(admin: Any) -> list[dict[str, Any]]:
+    """Each partition's topic, number, leader, replicas and in-sync replicas."""
+    return [{"topic": topic["name"], "partition": part["partition_index"],
+             "leader": part["leader_id"], "replicas": list(part["replica_nodes"]),
+             "isr": list(part["isr_nodes"])}
+            for topic in admin.describe_topics() for part in topic.get("partitions") or []]
+
+
+def apply_topic(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:
+    """One action of kafkaform.topics.plan; the broker assigns a new topic's replicas across
+    racks (RA-02)."""
+    topic = str(action["topic"])
+    if dry_run:
+        return f"(dry run) {action['message']}"
+    if action["action"] == "create":
+        admin.create_topics({topic: {"num_partitions": int(action["partitions"]),
+                                     "replication_factor": int(action["replication_factor"]),
+                                     "configs": dict(action.get("configs") or {})}})
+    elif action["action"] == "partitions":
+        admin.create_partitions({topic: int(action["partitions"])})
+    elif action["action"] == "configs":
+        changes: dict[str, Any] = dict(action.get("add") or {})
+        changes.update({key: ("DELETE", None) for key in action.get("delete") or []})
+        _altered(admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic, configs=changes)],
+            raise_on_unknown=False, incremental=True))
+    else:
+        raise SystemExit(f"kafkaform-kafka: unknown action {action['action']!r}")
+    return str(action["message"])
+
+
+def _altered(result: Mapping[str, Mapping[str, Any]]) -> None:
+    """Raise on any resource an alter_configs call did not change."""
+    failed = {f"{kind} {name}": str(answer) for kind, named in result.items()
+              for name, answer in named.items() if answer not in (None, "OK")}
+    if failed:
+        raise SystemExit(f"kafkaform-kafka: configs not changed: {failed}")
+
+
+# --- ACLs ----------------------------------------------------------------------------------
+
+def acl_bindings(admin: Any) -> list[Binding]:
+    """Every ACL binding, in Kafka's upper-case spelling: resource type, resource name, pattern
+    type, principal, host, operation, permission (kafkaform.acls plans from these)."""
+    found, error = admin.describe_acls(ACLFilter(
+        principal=None, host=None, operation=ACLOperation.ANY,
+        permission_type=ACLPermissionType.ANY,
+        resource_pattern=ResourcePatternFilter(ResourceType.ANY, None,
+                                               ACLResourcePatternType.ANY)))
+    if error is not None and error.errno:
+        raise SystemExit(f"kafkaform-kafka: cannot list ACLs: {error}")
+    return sorted([acl.resource_pattern.resource_type.name, acl.resource_pattern.resource_name,
+                   acl.resource_pattern.pattern_type.name, acl.principal, acl.host,
+                   acl.operation.name, acl.permission_type.name] for acl in found)
+
+
+def _acls(action: Mapping[str, Any]) -> Iterator[Any]:
+    """The concrete ACLs of one planned action, one per operation."""
+    resource = ResourcePattern(ResourceType[str(action["resource_type"]).upper()],
+                               str(action["resource_name"]),
+                               ACLResourcePatternType[str(action["pattern_type"]).upper()])
+    for operation in action["operations"]:
+        yield ACL(principal=str(action["principal"]), host=str(action["host"]),
+                  operation=ACLOperation[_upper(str(operation))],
+                  permission_type=ACLPermissionType[str(action["permission"]).upper()],
+                  resource_pattern=resource)
+
+
+def _upper(name: str) -> str:
+    """``DescribeConfigs`` -> ``DESCRIBE_CONFIGS``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).upper()
+
+
+def apply_acl(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:
+    """Add or remove the bindings of one action of kafkaform.acls.plan."""
+    if dry_run:
+        return f"(dry run) {action['message']}"
+    acls = list(_acls(action))
+    if action["action"] == "add":
+        result = admin.create_acls(acls)
+        if result.get("failed"):
+            raise SystemExit(f"kafkaform-kafka: ACLs not created: {result['failed']}")
+    else:
+        for _filter, _removed, error in admin.delete_acls(acls):
+            if error is not None and error.errno:
+                raise SystemExit(f"kafkaform-kafka: ACLs not removed: {error}")
+    return str(action["message"])
+
+
+# --- SCRAM users -----------------------------------------------------------------------------
+
+def _digest(password: str, salt: str) -> str:
+    return hashlib.pbkdf2_hmac("sha256", password.encode(), bytes.fromhex(salt), 200_000).hex()
+
+
+def _load_state(path: str) -> dict[str, dict[str, str]]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def converge_users(admin: Any, spec: Mapping[str, Any], dry_run: bool,
+                   state_path: str = SCRAM_STATE) -> list[str]:
+    """Create, update or delete SCRAM users; a password that did not change is not set again.
+    The names changed (or, with ``dry_run``, that would be)."""
+    state = _load_state(state_path)
+    existing = {name for name, info in admin.describe_user_scram_credentials().items()
+                if any(c["mechanism"] == ScramMechanism.SCRAM_SHA_512
+                       for c in info.get("credential_infos") or [])}
+    changes: list[Any] = []
+    changed = []
+    for user in spec["users"]:
+        name = str(user["name"])
+        if user.get("state", "present") == "absent":
+            if name in existing:
+                changes.append(UserScramCredentialDeletion(name, SCRAM))
+                changed.append(name)
+            state.pop(name, None)
+            continue
+        known = state.get(name)
+        if name in existing and known and hmac.compare_digest(
+                known["hash"], _digest(str(user["password"]), known["salt"])):
+            continue
+        changes.append(UserScramCredentialUpsertion(name, SCRAM, str(user["password"]),
+                                                    iterations=int(spec["iterations"])))
+        salt = secrets.token_hex(16)
+        state[name] = {"salt": salt, "hash": _digest(str(user["password"]), salt)}
+        changed.append(name)
+    if dry_run or not changes:
+        return changed
+    failed = alter_scram(admin, changes)
+    if failed:
+        raise SystemExit(f"kafkaform-kafka: SCRAM credentials not changed: {failed}")
+    os.makedirs(os.path.dirname(state_path), mode=0o700, exist_ok=True)
+    with open(os.open(state_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+              encoding="utf-8") as handle:
+        json.dump(state, handle)
+    return changed
+
+
+def alter_scram(admin: Any, changes: Sequence[Any]) -> dict[str, str]:
+    """Send SCRAM credential deletions and upsertions to the controller; the users whose change
+    failed, with why. kafka-python 3.0.12's own call sends them to any broker, and a
+    ZooKeeper-mode broker that is not the controller answers NOT_CONTROLLER without a message,
+    which that call reports as success: here the library's controller routing carries the
+    request, and every error code counts."""
+    request = AlterUserScramCredentialsRequest(
+        deletions=[(c.user, int(c.mechanism)) for c in changes
+                   if isinstance(c, UserScramCredentialDeletion)],
+        upsertions=[(c.user, int(c.mechanism), c.iterations, c.salt, c.salted_password)
+                    for c in changes if isinstance(c, UserScramCredentialUpsertion)])
+    response = admin._manager.run(  # pylint: disable=protected-access
+        admin._send_request_to_controller, request)  # pylint: disable=protected-access
+    return {r.user: str(r.error_message or f"error code {r.error_code}")
+            for r in response.results if r.error_code}
+
+
+# --- elections and dynamic configs ------------------------------------------------------------
+
+def elect_preferred(admin: Any) -> tuple[list[str], list[str]]:
+    """A preferred-replica election on every partition: the partitions whose leadership moved
+    back to their preferred replica, and those it could not move, with why (a partition whose
+    preferred replica already leads is in neither)."""
+    response = admin.elect_leaders(0, None, raise_errors=False)
+    elected, failed = [], []
+    for result in response.replica_election_results:
+        for part in result.partition_result:
+            name = f"{result.topic}-{part.partition_id}"
+            if part.error_code == 0:
+                elected.append(name)
+            elif part.error_code != ELECTION_NOT_NEEDED:
+                failed.append(f"{name}: {part.error_message or part.error_code}")
+    return sorted(elected), sorted(failed)
+
+
+def alter_broker_configs(admin: Any, node_id: str, changes: Mapping[str, Any]) -> None:
+    """Set (a value) or delete (None) dynamic configs of one broker (KIP-226)."""
+    configs = {key: ("DELETE", None) if value is None else value
+               for key, value in changes.items()}
+    _altered(admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node_id,
+                                                 configs=configs)],
+                                 raise_on_unknown=False, incremental=True))
+
+
+# --- health ----------------------------------------------------------------------------------
+
+def accepts_connections(address: str, timeout: float = 2.0) -> bool:
+    """Whether host:port accepts a TCP connection."""
+    host, _colon, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def health_answer(problems: list[str], controller: Any = None, registered: Sequence[str] = (),
+                  under: int = 0, offline: int = 0) -> dict[str, Any]:
+    """The health check's findings, the JSON line `health` prints."""
+    return {"controller": controller, "registered": sorted(registered),
+            "under_replicated": under, "offline": offline, "problems": problems}
+
+
+def partition_problems(parts: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str],
+                                                                    list[str]]:
+    """The under-replicated and offline partitions, and the problems they make."""
+    under, offline = [], []
+    for part in parts:
+        name = f"{part['topic']}-{part['partition']}"
+        if int(part["leader"]) < 0:
+            offline.append(name)
+        elif len(part["isr"]) < len(part["replicas"]):
+            under.append(name)
+    problems = []
+    if under:
+        problems.append(f"{len(under)} under-replicated partitions: {', '.join(under[:10])}")
+    if offline:
+        problems.append(f"{len(offline)} offline partitions: {', '.join(offline[:10])}")
+    return under, offline, problems
+
+
+def registered_brokers(cluster: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """The active controller's id (None without one) and the ids of the brokers registered and
+    not fenced, from a DescribeCluster answer."""
+    controller = cluster.get("controller_id")
+    brokers = [str(b["broker_id"]) for b in cluster.get("brokers") or []
+               if not b.get("is_fenced")]
+    return (controller if controller is not None and int(controller) >= 0 else None), brokers
+
+
+def cluster_health(admin: Any, ids: Sequence[str],
+                   also_registered: Callable[[list[str]], list[str]] | None = None
+                   ) -> dict[str, Any]:
+    """One check of a broker's cluster (ZooKeeper mode, or the partitions of a KRaft broker):
+    every broker of ``ids`` registered, one active controller, no partition under-replicated or
+    offline. ``also_registered`` names, of the missing ones, those registered elsewhere (the
+    KRaft quorum, while brokers migrate from ZooKeeper)."""
+    controller, brokers = registered_brokers(admin.describe_cluster())
+    missing = [i for i in ids if i not in brokers]
+    if missing and also_registered is not None:
+        found = also_registered(missing)
+        missing = [i for i in missing if i not in found]
+    problems = []
+    if missing:
+        problems.append(f"brokers not registered: {', '.join(missing)}")
+    if controller is None:
+        problems.append("no active controller")
+    under: list[str] = []
+    offline: list[str] = []
+    if not missing:
+        under, offline, found_problems = partition_problems(partitions(admin))
+        problems += found_problems
+    return health_answer(problems, controller, [i for i in ids if i not in missing],
+                         len(under), len(offline))
+
+
+class Session:
+    """One admin client for a run, opened at first use and opened again after a failure (a
+    health check waiting on a restarting broker)."""
+
+    def __init__(self, client_config: str, bootstrap: str,
+                 opener: Callable[[str, str], Any] = connect) -> None:
+        self.client_config = client_config
+        self.bootstrap = bootstrap
+        self.opener = opener
+        self._admin: Any = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @property
+    def admin(self) -> Any:
+        if self._admin is None:
+            self._admin = self.opener(self.client_config, self.bootstrap)
+        return self._admin
+
+    def close(self) -> None:
+        if self._admin is not None:
+            with contextlib.suppress(Exception):
+                self._admin.close()
+            self._admin = None
