@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import grp
+import json
 import os
 import pwd
 import stat
@@ -153,3 +154,41 @@ def test_kafka_broker_files_are_written_alike_by_both_engines(
                             tmp_path, monkeypatch)
     password = str(tmp_path / "host" / kb["jmx"]["password_file"].lstrip("/"))
     assert written[password][0].endswith(b" jmx-password\n") and written[password][3] == 0o600
+
+
+def test_the_role_and_the_deploy_fill_in_a_plans_secrets_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The role's lookup given the plan and the deploy's install_secret_files: the cluster's
+    secrets by the names the templates read, and JMX's password from its role input, named by
+    the plan (neither engine knows it otherwise)."""
+    given = {"keystore": "store-password-0001", "zookeeper-kafka": "zk-password-000001"}
+    settings = {"kafka_broker_jmx_enabled": True, "kafka_broker_jmx_password": "jmx-password",
+                **_own_account("kafka_broker")}
+    kb = kafka_broker_context(kafka_cluster(), "k1", settings)
+    plan = files_plan(kb)
+    expected = {"keystore": "store-password-0001", "zookeeper": "zk-password-000001",
+                "jmx": "jmx-password"}
+    answer = tmp_path / "secrets.json"
+    playbook = tmp_path / "lookup.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Fill in a plan's secrets", "hosts": "localhost", "gather_facts": False,
+        "connection": "local",
+        "vars": {"plan": plan.as_vars(), "kafkaform_secrets": given,
+                 "kafka_broker_jmx_password": "{{ 'jmx-' ~ 'password' }}"},
+        "tasks": [{"name": "Write what the lookup answers",
+                   "ansible.builtin.copy": {
+                       "content": "{{ lookup('kafkaform.platform.secret', plan) | to_json }}",
+                       "dest": str(answer), "mode": "0600"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
+                          str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
+                         check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(answer.read_text()) == expected
+    handed: dict[str, Any] = {}
+    monkeypatch.setattr(base, "secret", given.__getitem__)
+    monkeypatch.setattr(base, "install_planned",
+                        lambda items, variables: handed.update(variables) or {})
+    base.install_secret_files(plan, "kafka_broker", {"kafka_broker": kb}, settings)
+    assert handed["kafka_broker_secrets"] == expected

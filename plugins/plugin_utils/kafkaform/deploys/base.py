@@ -29,7 +29,7 @@ from .. import inventory, secrets
 from ..defaults import role_defaults, role_options
 from ..model import InventoryView, build
 from ..paths import templates_dir
-from ..plans.files import Account
+from ..plans.files import Account, WritesFiles, resolve_secrets, with_secrets
 from ..render import render
 from .facts import FileStates, service_stale_argv
 from .hosts import INVENTORY
@@ -182,6 +182,17 @@ def install_planned(items: Iterable[Mapping[str, Any]],
                                     str(item["owner"]), str(item["group"]),
                                     str(item["mode"]).lstrip("0") or "0")
             for item in items}
+
+
+def install_secret_files(plan: WritesFiles, role: str, variables: Mapping[str, Any],
+                         settings: Mapping[str, Any]) -> dict[str, Planned]:
+    """A plan's secret files, their secrets filled in as the role's task fills them in (the
+    ``kafkaform.platform.secret`` lookup given the plan), in the variable ``<role>_secrets`` its
+    templates read. Returns each destination's operation."""
+    fields = plan.as_vars()
+    values = resolve_secrets(fields, secret, settings.__getitem__)
+    return install_planned(with_secrets(fields["secret_files"], values),
+                           {**variables, f"{role}_secrets": values})
 
 
 def create_account(account: Account, what: str) -> None:

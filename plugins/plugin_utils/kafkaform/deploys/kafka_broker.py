@@ -28,7 +28,6 @@ from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broke
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..plans import kafka_broker as plans
-from ..plans.files import with_secrets
 from ..plans.kafka_broker import KafkaBrokerFiles, KafkaBrokerInstall, host_read, parse_host
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
@@ -39,6 +38,7 @@ from .base import (
     create_account,
     install_packages,
     install_planned,
+    install_secret_files,
     make_directories,
     member_contexts,
     play_hosts,
@@ -46,7 +46,6 @@ from .base import (
     role_settings,
     roll_restarts,
     run_on,
-    secret,
     until_ok,
     will_change,
 )
@@ -76,9 +75,11 @@ def install_plan(of: Host | None = None) -> KafkaBrokerInstall:
     return plans.install_plan(given, parse_host(read))
 
 
-def settings(of: Host | None = None) -> dict[str, Any]:
-    """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``."""
-    planned = install_plan(of)
+def settings(of: Host | None = None, planned: KafkaBrokerInstall | None = None
+             ) -> dict[str, Any]:
+    """``kafka_broker_settings`` of roles/kafka_broker/vars/main.yml, for the host ``of``: its
+    inputs, with the Java home and the cores its install plan (``planned``, else read) found."""
+    planned = planned or install_plan(of)
     return {**inputs(of), "kafka_broker_java_home": planned.java_home,
             "kafka_broker_cores": planned.cores}
 
@@ -143,11 +144,7 @@ def _security(kb: dict[str, Any], s: dict[str, Any],
                     group=group, mode="750")
     tls_changes = tls.certificate(list(kb["tls_names"]), kb["principal"], group,
                                   trust=kb["tls"]["trust"], keystore=kb["tls"]["keystore"])
-    secrets = {name: secret(cluster_secret) for name, cluster_secret in planned.secrets.items()}
-    secrets["jmx"] = str(s["kafka_broker_jmx_password"])
-    written = install_planned(
-        with_secrets([f.as_task_item() for f in planned.secret_files], secrets),
-        {ROLE: kb, "kafka_broker_secrets": secrets})
+    written = install_secret_files(planned, ROLE, {ROLE: kb}, s)
     return [written[f.dest] for f in planned.secret_files if f.restarts], tls_changes
 
 
@@ -234,8 +231,7 @@ def _format_storage(kb: dict[str, Any], tool: list[str], changes: list[Any]) -> 
 def _kafka_node(group: str) -> None:
     """One Kafka node of ``group``: a broker, or in KRaft mode a controller."""
     planned = install_plan()
-    s = {**inputs(), "kafka_broker_java_home": planned.java_home,
-         "kafka_broker_cores": planned.cores}
+    s = settings(planned=planned)
     model = cluster()
     kb = kafka_broker_context(model, host.name, s)
     if str(model.get("kraft_migration") or "") not in ("", "finalized"):

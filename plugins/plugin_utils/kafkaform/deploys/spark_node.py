@@ -17,7 +17,6 @@ from pyinfra.context import host
 from pyinfra.operations import files, python, server, systemd
 
 from ..model import SPARK_MASTER, SPARK_WORKER
-from ..plans.files import with_secrets
 from ..plans.spark_node import (
     PROBE_DELAY_S,
     ROLE,
@@ -34,6 +33,7 @@ from .base import (
     create_account,
     install_packages,
     install_planned,
+    install_secret_files,
     make_directories,
     mark_changing,
     member_contexts,
@@ -42,7 +42,6 @@ from .base import (
     role_settings,
     roll_restarts,
     run_on,
-    secret,
     until_ok,
     will_change,
 )
@@ -126,10 +125,7 @@ def _configure(p: SparkNodePlan) -> tuple[list[Any], list[Any], bool]:
                                   trust=node["tls"]["trust"], keystore=node["tls"]["keystore"])
     rendered = {ROLE: node}
     written = install_planned([f.as_task_item() for f in p.files], rendered)
-    secrets = {name: secret(cluster_secret) for name, cluster_secret in p.secrets.items()}
-    written |= install_planned(
-        with_secrets([f.as_task_item() for f in p.secret_files], secrets),
-        {**rendered, "spark_node_secrets": secrets})
+    written |= install_secret_files(p, ROLE, rendered, {})
     units = [written[unit["dest"]] for unit in node["unit_files"]]
     restart = [written[f.dest] for f in (*p.files, *p.secret_files) if f.restarts]
     return restart, units, tls_changes

@@ -17,7 +17,6 @@ from pyinfra.context import host
 from pyinfra.operations import files, python, systemd
 
 from ..model import ZOOKEEPER
-from ..plans.files import with_secrets
 from ..plans.zookeeper import ROLE, ZookeeperPlan, host_read, parse_host, zookeeper_plan
 from . import artifact, tls
 from .base import (
@@ -26,12 +25,12 @@ from .base import (
     create_account,
     install_packages,
     install_planned,
+    install_secret_files,
     make_directories,
     member_contexts,
     play_hosts,
     role_settings,
     roll_restarts,
-    secret,
     until_ok,
     will_change,
 )
@@ -85,10 +84,7 @@ def _configure(p: ZookeeperPlan) -> tuple[list[Any], list[Any], bool]:
     rendered = {ROLE: p.context}
     written = install_planned([f.as_task_item() for f in p.files], rendered)
     tls_changes = _certificate(p)
-    secrets = {name: secret(cluster_secret) for name, cluster_secret in p.secrets.items()}
-    written |= install_planned(
-        with_secrets([f.as_task_item() for f in p.secret_files], secrets),
-        {**rendered, "zookeeper_secrets": secrets})
+    written |= install_secret_files(p, ROLE, rendered, {})
     metrics = p.context["metrics"]
     if p.fetch_agent:
         artifact.download(str(metrics["url"]), f"{metrics['url']}.sha512", str(metrics["jar"]), 60)
@@ -103,7 +99,7 @@ def _configure(p: ZookeeperPlan) -> tuple[list[Any], list[Any], bool]:
 
 
 def _wait_for_quorum(p: ZookeeperPlan) -> None:
-    ran = until_ok(host.name, p.quorum_argv, p.roll.timeout_s, p.roll.delay_s)
+    ran = until_ok(host.name, p.roll.health_argv, p.roll.timeout_s, p.roll.delay_s)
     if not ran.ok:
         raise DeployError(f"{host.name}: the ensemble does not serve with one leader after "
                           f"{p.roll.timeout_s:g} s: {ran.said} (ZK-13)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,6 +61,18 @@ def with_secrets(items: list[dict[str, Any]], secrets: Mapping[str, str]) -> lis
     return [{**{k: v for k, v in item.items() if k != "secret"},
              "content": f"{secrets[item['secret']]}\n"} if item.get("secret") else item
             for item in items]
+
+
+def resolve_secrets(plan: Mapping[str, Any], cluster_secret: Callable[[str], str],
+                    role_input: Callable[[str], Any]) -> dict[str, str]:
+    """The values a plan's secret files read, by the names its templates use: each of the plan's
+    ``secrets`` is a cluster secret (kafkaform.secrets), each of its ``secret_inputs`` a role
+    input that holds a password (from the inventory, kept in Ansible Vault). The one way both
+    engines fill in a plan's secrets: the ``kafkaform.platform.secret`` lookup given a plan, and
+    the deploys' ``install_secret_files``."""
+    return {**{name: cluster_secret(str(secret)) for name, secret in plan["secrets"].items()},
+            **{name: str(role_input(str(setting)))
+               for name, setting in (plan.get("secret_inputs") or {}).items()}}
 
 
 def template(role: str, name: str) -> str:

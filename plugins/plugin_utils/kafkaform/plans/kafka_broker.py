@@ -167,9 +167,10 @@ class KafkaBrokerFiles(WritesFiles):
     files: list[PlannedFile]
     #: Written with no_log and no diff: they hold secrets, or the admin tools' configuration.
     secret_files: list[PlannedFile]
-    #: The secrets the secret files read: the templates' name for each, to the cluster secret;
-    #: ``jmx`` is the role's kafka_broker_jmx_password, not a cluster secret.
+    #: The secrets the secret files read: the templates' name for each, to the cluster secret.
     secrets: dict[str, str]
+    #: And to the role input that holds it (JMX's password is the inventory's, not generated).
+    secret_inputs: dict[str, str]
 
 
 def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
@@ -212,7 +213,9 @@ def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
     secrets = {"keystore": "keystore"}
     if kb["zookeeper_client"]:
         secrets["zookeeper"] = "zookeeper-kafka"
-    return KafkaBrokerFiles(files=files, secret_files=secret_files, secrets=secrets)
+    inputs = {"jmx": f"{ROLE}_jmx_password"} if jmx["enabled"] else {}
+    return KafkaBrokerFiles(files=files, secret_files=secret_files, secrets=secrets,
+                            secret_inputs=inputs)
 
 
 def files_vars(kb: Mapping[str, Any]) -> dict[str, Any]:

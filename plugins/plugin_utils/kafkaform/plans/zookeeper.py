@@ -125,10 +125,9 @@ class ZookeeperPlan(WritesFiles):
     remove_units: list[str]
     restart_files: list[str]
     roll: Roll
-    #: The probes of the verify step: the member answers imok; the ensemble serves with one
-    #: leader. Each is asked every 2 s up to ``probe_retries`` times.
+    #: The probe of the verify step: the member answers imok (then the roll's health probe: the
+    #: ensemble serves with one leader). Each is asked every 2 s up to ``probe_retries`` times.
     ruok_argv: list[str] = field(default_factory=list)
-    quorum_argv: list[str] = field(default_factory=list)
     probe_retries: int = 0
 
 
@@ -254,6 +253,5 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
         restart_files=list(zk["restart_files"]),
         roll=roll,
         ruok_argv=[FOUR_LETTER_WORD_SCRIPT, "ruok", f"127.0.0.1:{zk['client_port']}"],
-        quorum_argv=roll.health_argv,
         probe_retries=math.ceil(roll.timeout_s / 2),
     )
