@@ -44,6 +44,16 @@ SECRETS = {"kafka": "kafka-password", "quorum": "quorum-password", "keystore": "
 Written = dict[str, tuple[bytes, str, str, int]]
 
 
+def _run(playbook: Path) -> None:
+    """ansible-playbook on this machine, with the repository's configuration."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
+                          str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
+                         check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
 def _ansible_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
                     tmp_path: Path) -> Written:
     """What the role's install_files task writes: run for real, then read back from disk."""
@@ -54,12 +64,7 @@ def _ansible_writes(items: list[dict[str, Any]], variables: Mapping[str, Any],
         "tasks": [{"name": "Install the planned files",
                    "kafkaform.platform.install_files": {"files": "{{ planned_items }}"}}]}],
         sort_keys=False))  # as set_fact keeps the plan: in order
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
-    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
-                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
-                          str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
-                         check=False)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    _run(playbook)
     written: Written = {}
     for item in items:
         found = Path(item["dest"])
@@ -179,12 +184,7 @@ def test_the_role_and_the_deploy_fill_in_a_plans_secrets_alike(
                    "ansible.builtin.copy": {
                        "content": "{{ lookup('kafkaform.platform.secret', plan) | to_json }}",
                        "dest": str(answer), "mode": "0600"}}]}]))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
-    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
-                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
-                          str(playbook)], capture_output=True, text=True, cwd=ROOT, env=env,
-                         check=False)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    _run(playbook)
     assert json.loads(answer.read_text()) == expected
     handed: dict[str, Any] = {}
     monkeypatch.setattr(base, "secret", given.__getitem__)
