@@ -36,30 +36,28 @@ _raw:
 """
 
 # Ansible reads the documentation above before any import (validate-modules' rule).
+import functools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
 from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.defaults import (
-    role_options,
+    assemble,
+    trusted,
 )
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.paths import role_dir
-
-
-def input_names(terms: list[str]) -> list[str]:
-    """The variable names ``terms`` stand for: a role's declared inputs, or the name itself."""
-    names: list[str] = []
-    for term in terms:
-        if (role_dir(term) / "meta" / "argument_specs.yml").is_file():
-            names.extend(role_options(term))
-        else:
-            names.append(term)
-    return names
 
 
 class LookupModule(LookupBase):  # type: ignore[misc]  # untyped base
     def run(self, terms: list[str], variables: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
         if variables is None:
             raise AnsibleError("role_settings: no variables to read")
-        found = {name: variables[name] for name in input_names(terms) if name in variables}
-        return [self._templar.template(found)]
+        return [assemble(terms, variables, functools.partial(self._template, variables))]
+
+    def _template(self, variables: Any, every: Mapping[str, Any],
+                  names: Sequence[str]) -> dict[str, Any]:
+        """The task's own templar, with the defaults of the roles named that the task's variables
+        lack (a role the play does not run) beside them."""
+        known = {**variables, **trusted({k: v for k, v in every.items() if k not in variables})}
+        templar = self._templar.copy_with_new_env(available_variables=known)
+        return {name: templar.template(known[name]) for name in names}

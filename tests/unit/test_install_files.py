@@ -5,6 +5,7 @@ ansible-playbook on this machine."""
 from __future__ import annotations
 
 import grp
+import importlib.util
 import json
 import os
 import pwd
@@ -12,16 +13,29 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.kafkaform.platform.plugins.module_utils.install_files import (  # noqa: E402
-    install,
-)
+
+
+
+def _module_utils() -> ModuleType:
+    """The module_utils file by its path: importing it as ansible_collections.kafkaform.platform
+    here would claim the ansible_collections package before Ansible's collection loader, which
+    the roles' defaults are then templated through in this process."""
+    path = ROOT / "plugins" / "module_utils" / "install_files.py"
+    spec = importlib.util.spec_from_file_location("kafkaform_install_files", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+install = _module_utils().install
 
 OWNER = pwd.getpwuid(os.getuid()).pw_name
 GROUP = grp.getgrgid(os.getgid()).gr_name

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import stat
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,6 +18,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from cryptography.x509.verification import PolicyBuilder, Store, VerificationError
 
+from kafkaform.paths import load_collections
 from kafkaform.pki import (
     HostCertificate,
     certificate_info,
@@ -492,9 +492,9 @@ def test_concurrent_forks_share_one_ca(tmp_path: Path) -> None:
 
 
 def test_action_plugin_imports_and_matches_its_documentation() -> None:
-    # The plugin imports the package as the collection's plugin_utils: `./dev install` links the
-    # checkout as kafkaform.platform under .collections.
-    sys.path.insert(0, str(ROOT / ".collections"))
+    # The plugin imports the package as the collection's plugin_utils, through Ansible's own
+    # collection loader (`./dev install` links the checkout as kafkaform.platform there).
+    load_collections()
     from ansible_collections.kafkaform.platform.plugins.action import host_certificate
     from ansible_collections.kafkaform.platform.plugins.modules import (
         host_certificate as stub,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,15 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kafkaform.defaults import role_options, setting
+from kafkaform.catalog import CATALOG
+from kafkaform.defaults import assemble, input_names, role_options, setting
 
 ROOT = Path(__file__).resolve().parents[2]
-# The lookup imports the package as the collection's plugin_utils: `./dev install` links the
-# checkout as kafkaform.platform under .collections.
-sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.kafkaform.platform.plugins.lookup.role_settings import (  # noqa: E402
-    input_names,
-)
 
 ROLES = sorted(p.parent.parent.name for p in ROOT.glob("roles/*/meta/argument_specs.yml"))
 PASS_THROUGH = re.compile(r"^\{\{\s*(\w+)\b[^}]*\}\}$")
@@ -71,3 +69,43 @@ def test_a_default_that_names_a_cluster_variable_follows_it(given: dict[str, Any
     """kafka_broker_users defaults to "{{ kafka_users | default([]) }}": an engine that hands the
     inventory's variables untemplated reads what Ansible would."""
     assert setting(given, "kafka_broker_users") == read
+
+
+@pytest.mark.parametrize(("given", "read"), [({}, []), ({"kafka_users": [{"name": "a"}]},
+                                                        [{"name": "a"}])])
+def test_a_default_that_names_a_cluster_variable_reads_it_as_ansible_would(
+        given: dict[str, Any], read: list[Any]) -> None:
+    assert setting(given, "kafka_broker_users") == read
+
+
+def test_a_default_made_by_the_collections_filters_is_templated_by_ansible() -> None:
+    assert setting({}, "kafka_broker_version") == CATALOG.kafka.version
+    assert setting({"kafka_broker_version": "3.9.1"}, "kafka_broker_archive_url").endswith(
+        "/kafka/3.9.1/kafka_2.13-3.9.1.tgz")
+
+
+def test_the_role_settings_lookup_and_the_deploys_assemble_a_roles_inputs_alike(
+        tmp_path: Path) -> None:
+    """In a play that runs neither role: the roles' defaults templated with the inventory's
+    values (spark_node's archive follows the version the inventory gives)."""
+    inventory = {"spark_node_version": "4.0.0", "kafka_users": [{"name": "pipeline"}]}
+    answer = tmp_path / "settings.json"
+    playbook = tmp_path / "lookup.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Assemble", "hosts": "localhost", "gather_facts": False, "connection": "local",
+        "vars": inventory,
+        "tasks": [{"name": "Write what the lookup assembles", "ansible.builtin.copy": {
+            "content": "{{ lookup('kafkaform.platform.role_settings', 'spark_pipeline', "
+                       "'spark_node', 'kafka_users') | to_json }}",
+            "dest": str(answer), "mode": "0600"}}]}]))
+    ran = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                          "localhost,", "-e", f"ansible_python_interpreter={sys.executable}",
+                          str(playbook)], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")),
+                         check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    by_lookup = json.loads(answer.read_text())
+    by_deploys = assemble(("spark_pipeline", "spark_node", "kafka_users"), inventory)
+    assert by_lookup == json.loads(json.dumps(by_deploys))
+    assert by_lookup["spark_node_archive_url"].endswith("spark-4.0.0-bin-hadoop3.tgz")
+    assert by_lookup["kafka_users"] == [{"name": "pipeline"}]

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from kafkaform.catalog import CATALOG
 from kafkaform.plans.spark_node import (
     JAR_STATE,
     SparkNodeHost,
@@ -79,9 +78,11 @@ def test_the_workers_gate_skips_a_worker_by_its_address() -> None:
     assert plan(spark_node_register_timeout_s=10).probe_retries == 4
 
 
-def test_untemplated_connector_urls_are_named() -> None:
-    with pytest.raises(ValueError, match="spark_node_connector_urls"):
-        spark_node_plan(cluster(), "sw1", {}, CONVERGED)
+def test_the_default_connector_urls_are_templated_as_the_role_templates_them() -> None:
+    """The role default is a Jinja expression over the version: read as Ansible reads it."""
+    planned = spark_node_plan(cluster(), "sw1", {}, SparkNodeHost(architecture="amd64"))
+    assert [path.rsplit("/", 1)[-1] for _url, path in planned.jars_missing] == [
+        jar.file_name for jar in CATALOG.spark_kafka_connector]
 
 
 def test_the_parser_reads_labels_not_positions() -> None:

@@ -1,21 +1,22 @@
-"""Default values, each written once.
+"""Default values, each written once, and a role's inputs assembled one way.
 
 Cluster-wide settings live here because no single role owns them. Every other default lives in
 its role's ``defaults/main.yml`` (the roles' documentation) and is read from there, so Python and
-Ansible can never disagree.
+Ansible can never disagree. :func:`assemble` gives a role's inputs as the role reads them, for
+the ``role_settings`` lookup, the pyinfra deploys and verify alike; :func:`setting` reads one,
+falling back to its default templated the same way.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .paths import role_dir
+from .paths import load_collections, role_dir
 
 #: libyaml's safe loader when PyYAML has it (ten times faster), else the pure Python one.
 SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -147,18 +148,56 @@ def as_bool(value: Any) -> bool:
     return bool(value)
 
 
-#: A role default that takes a cluster-wide variable: ``"{{ kafka_users | default([]) }}"``.
-_FOLLOWS = re.compile(r"^\{\{\s*([a-z][a-z0-9_]*)\s*\|\s*default\((.*)\)\s*\}\}$")
+#: Templates ``names`` of a mapping of variables with all of them, as Ansible would.
+Template = Callable[[Mapping[str, Any], Sequence[str]], dict[str, Any]]
 
 
-def _following(settings: Mapping[str, Any], default: Any) -> Any:
-    """A role default as Ansible would template it when it only names another variable: that
-    variable from ``settings``, else its fallback; any other default as it is."""
-    found = _FOLLOWS.match(default) if isinstance(default, str) else None
-    if found is None:
-        return default
-    value = settings.get(found[1])
-    return yaml.safe_load(found[2]) if value is None else value
+def ansible_template(variables: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """``names`` of ``variables``, templated by Ansible with all of ``variables``: a default such
+    as ``"{{ 'zookeeper' | kafkaform.platform.release_version }}"`` or ``"{{ kafka_users |
+    default([]) }}"`` becomes what the role reads (the collection's filters load through
+    Ansible's collection loader). Ansible is imported here: the model stays importable without
+    it."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    load_collections()
+    known = trusted(variables)
+    templar = Templar(loader=DataLoader(), variables=known)
+    return {name: templar.template(known[name]) for name in names if name in known}
+
+
+def trusted(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """``variables`` with each text marked a template Ansible may render: the roles' defaults
+    and an inventory's values are the operator's and kafkaform's own, never a host's."""
+    from ansible.template import trust_as_template
+
+    return {name: trust_as_template(value) if isinstance(value, str) else value
+            for name, value in variables.items()}
+
+
+def is_role(term: str) -> bool:
+    """Whether ``term`` names a role of the collection (one with an argument spec)."""
+    return (role_dir(term) / "meta" / "argument_specs.yml").is_file()
+
+
+def input_names(terms: Sequence[str]) -> list[str]:
+    """The variable names ``terms`` stand for: a role's declared inputs, or the name itself."""
+    names: list[str] = []
+    for term in terms:
+        names.extend(role_options(term) if is_role(term) else [term])
+    return names
+
+
+def assemble(terms: Sequence[str], variables: Mapping[str, Any],
+             template: Template = ansible_template) -> dict[str, Any]:
+    """The inputs ``terms`` name (roles, whose declared inputs they stand for, or variables), as
+    the roles read them: from ``variables`` (a host's, or a task's), else the roles' defaults,
+    each one given or defaulted, templated with all of them. The one assembler of a role's
+    inputs: the ``role_settings`` lookup (with the task's own templar), the deploys and verify."""
+    every = {**{key: value for term in terms if is_role(term)
+                for key, value in role_defaults(term).items()}, **variables}
+    return template(every, [name for name in input_names(terms) if name in every])
 
 
 def setting(settings: Mapping[str, Any], key: str) -> Any:
@@ -168,9 +207,12 @@ def setting(settings: Mapping[str, Any], key: str) -> Any:
     write "false", which Python would take for true.
     """
     value = settings.get(key)
-    if value is None:
-        value = _following(settings, role_default(key))
     role = _role_of(key)
+    if value is None:
+        value = role_default(key)
+        if isinstance(value, str) and "{{" in value:  # templated as the role would
+            value = ansible_template({**(role_defaults(role) if role else {}), **settings,
+                                      key: value}, [key])[key]
     if role is not None and role_options(role).get(key, {}).get("type") == "bool":
         return as_bool(value)
     return value

@@ -25,6 +25,7 @@ import yaml
 
 from .cli import InputError
 from .model import GROUPS, MONITORING, InventoryView
+from .paths import load_collections
 
 #: ansible_connection values that run a host's commands with ``podman exec``: the project's
 #: pipelined connection (plugins/connection/podman.py), containers.podman's, and the short name.
@@ -247,14 +248,11 @@ def _parse(source: Sources | str | Path) -> tuple[Any, Any, HostVariables]:
     # Ansible is imported here, not at module level: the model must stay importable without it.
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
-    from ansible.plugins.loader import init_plugin_loader
-    from ansible.utils.collection_loader import AnsibleCollectionConfig
     from ansible.vars.manager import VariableManager
 
-    if AnsibleCollectionConfig.collection_finder is None:
-        # As ansible-inventory does: plugin configurations name their plugin by its collection
-        # (ansible.builtin.generator, amazon.aws.aws_ec2), found only through the collection loader.
-        init_plugin_loader()
+    # As ansible-inventory does: plugin configurations name their plugin by its collection
+    # (ansible.builtin.generator, amazon.aws.aws_ec2), found only through the collection loader.
+    load_collections()
 
     class Manager(InventoryManager):  # type: ignore[misc]  # untyped base
         """Remembers whether any plugin parsed the source: a directory counts when one of its

@@ -47,3 +47,26 @@ def templates_dir() -> Path:
 
 def role_dir(role: str) -> Path:
     return collection_root() / "roles" / role
+
+
+def collections_path() -> Path | None:
+    """The directory Ansible finds this collection in (the one holding ``ansible_collections``):
+    where it is installed, or the checkout's ``.collections`` that ``./dev install`` links."""
+    root = collection_root()
+    if root.parents[1].name == "ansible_collections":
+        return root.parents[2]
+    linked = root / ".collections"
+    return linked if (linked / "ansible_collections" / "kafkaform" / "platform").exists() else None
+
+
+def load_collections() -> None:
+    """Ansible's collection loader, set up once for this process as ansible-playbook sets it up,
+    this collection first: inventory plugins, and the filters the roles' defaults use, load
+    through it whatever the working directory. Ansible is imported here: the model stays
+    importable without it."""
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+    if AnsibleCollectionConfig.collection_finder is None:
+        own = collections_path()
+        init_plugin_loader([str(own)] if own else None)

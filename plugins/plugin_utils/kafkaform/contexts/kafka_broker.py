@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import tls_policy
-from ..catalog import CATALOG, kafka_major, release_key
+from ..catalog import kafka_major, release_key
 from ..contexts import SYSTEMD_UNIT_DIR, service_directories
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
@@ -481,13 +481,6 @@ def thread_counts(cores: int, disks: int, network: int, io: int) -> tuple[int, i
     return net, ios
 
 
-def installed_release(version: Any) -> str:
-    """The Kafka release the node runs: kafka_broker_version, or the catalog's when the settings
-    carry only the role default's expression."""
-    text = str(version or "")
-    return text if re.fullmatch(r"\d+(\.\d+)+", text) else CATALOG.kafka.version
-
-
 def log_configuration(release: str, conf_dir: str) -> dict[str, str]:
     """The broker's logging configuration: log4j 1.x properties read by reload4j on Kafka 3,
     log4j2 YAML on Kafka 4 (which dropped reload4j). KB-22"""
@@ -540,7 +533,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     conf_dir = str(get("conf_dir")).rstrip("/")
     log_dir = str(get("log_dir")).rstrip("/")
     install_dir = str(get("install_dir")).rstrip("/")
-    release = installed_release(get("version"))
+    release = str(get("version"))
     log_config = log_configuration(release, conf_dir)
     java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
     # A combined node runs the broker's heap: the controller's share of it is small (KR-04).

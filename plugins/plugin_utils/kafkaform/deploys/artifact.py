@@ -10,9 +10,9 @@ from pyinfra.context import host
 from pyinfra.operations import files, server
 
 from ..checksum import parse_sha512
-from ..defaults import role_defaults
+from ..defaults import assemble
 from ..release_marker import MARKER, archive_name, release_marker
-from .base import host_variables, put_content, templated, will_change
+from .base import host_variables, put_content, will_change
 from .facts import CommandOutput, Sha512File
 
 #: Reads a URL on the host, as ``ansible.builtin.uri`` does: the host reaches the mirror.
@@ -65,8 +65,7 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
         given["artifact_install_root"] = install_root
     if link is not None:
         given["artifact_link"] = link
-    defaults = role_defaults("artifact")
-    a = templated({**defaults, **host_variables(host), **given}, list(defaults) + list(given))
+    a = assemble(("artifact",), {**host_variables(host), **given})
     archive = archive_name(url)
     link_path = str(a["artifact_link"])
     if _in_place(link_path, release_marker(name, version, url)):

@@ -26,15 +26,13 @@ from pyinfra.facts.deb import DebPackages
 from pyinfra.operations import apt, files, python, server
 
 from .. import inventory, secrets
-from ..defaults import role_defaults, role_options
+from ..defaults import assemble
 from ..model import InventoryView, build
 from ..paths import templates_dir
 from ..plans.files import Account, WritesFiles, resolve_secrets, with_secrets
 from ..render import render
 from .facts import FileStates, service_stale_argv
 from .hosts import INVENTORY
-
-_UNSET = object()
 
 
 @cache
@@ -57,19 +55,6 @@ def cluster() -> dict[str, Any]:
     return _cluster(str(host.data.get(INVENTORY)))
 
 
-def templated(variables: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """``names`` of ``variables``, templated by Ansible with all of ``variables``: a role default
-    such as ``"{{ 'zookeeper' | kafkaform.platform.release_version }}"`` becomes what the role
-    reads (the collection's filters load through Ansible's collection loader)."""
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar, trust_as_template
-
-    trusted = {name: trust_as_template(value) if isinstance(value, str) else value
-               for name, value in variables.items()}
-    templar = Templar(loader=DataLoader(), variables=trusted)
-    return {name: templar.template(trusted[name]) for name in names if name in trusted}
-
-
 def host_variables(of: Host) -> dict[str, Any]:
     """Every variable the inventory gives the host ``of``."""
     found: dict[str, Any] = of.data.dict()  # type: ignore[no-untyped-call]  # untyped in pyinfra
@@ -82,11 +67,7 @@ def role_settings(role: str, *also: str, of: Host | None = None) -> dict[str, An
     every name the role's argument spec declares, from the inventory or else the role's defaults,
     templated; and the ``also`` names the inventory sets."""
     target = host if of is None else of  # `of or host` would ask the host proxy for its length
-    data = target.data
-    variables = {**role_defaults(role), **host_variables(target)}
-    names = [name for name in role_options(role) if name in variables]
-    names += [name for name in also if data.get(name, _UNSET) is not _UNSET]
-    return templated(variables, names)
+    return assemble((role, *also), host_variables(target))
 
 
 def secret(name: str) -> str:

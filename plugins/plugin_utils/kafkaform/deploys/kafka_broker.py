@@ -24,7 +24,7 @@ from .. import security_steps
 from ..acls import plan as acls_plan
 from ..catalog import release_key
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.kafka_broker import ADMIN_SCRIPT, installed_release, kafka_broker_context
+from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..plans import kafka_broker as plans
@@ -326,7 +326,7 @@ def _raises_metadata_version(kb: dict[str, Any], s: dict[str, Any], model: dict[
     nodes = [*play_hosts(KAFKA_CONTROLLER), *play_hosts(KAFKA_BROKER)]
     named = {c["host"] for c in model["controllers"]} | {b["host"] for b in model["brokers"]}
     if {n.name for n in nodes} != named or any(
-            installed_release(setting(settings(n), "kafka_broker_version")) != kb["release"]
+            str(setting(settings(n), "kafka_broker_version")) != kb["release"]
             for n in nodes):
         return False
     if restarting:

@@ -36,11 +36,7 @@ def _packages(settings: Mapping[str, Any]) -> list[str]:
 
 def _jars(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(url, path) of each Kafka connector jar."""
-    given = _setting(settings, "connector_urls")
-    if isinstance(given, str):  # the role default, a Jinja expression, untemplated
-        raise ValueError("spark_node_connector_urls: a list of URLs is needed; hand the plan "
-                         "the role's settings as the role_settings lookup templates them")
-    urls = [str(url) for url in given]
+    urls = [str(url) for url in _setting(settings, "connector_urls")]
     return list(zip(urls, connector_jars(urls, str(_setting(settings, "install_dir"))),
                     strict=True))
 
