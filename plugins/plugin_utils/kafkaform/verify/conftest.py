@@ -26,9 +26,8 @@ import pytest
 import testinfra  # type: ignore[import-untyped]
 import testinfra.host  # type: ignore[import-untyped]
 
+from kafkaform import defaults, model
 from kafkaform import inventory as inventory_loader
-from kafkaform import model
-from kafkaform.defaults import role_default
 from kafkaform.inventory import PODMAN_CONNECTIONS
 from kafkaform.model import InventoryView
 
@@ -109,10 +108,10 @@ def view(host_name: str, host_vars: Mapping[str, Any]) -> InventoryView:
 
 @pytest.fixture(scope="module")
 def setting(host_vars: Mapping[str, Any]) -> Any:
-    """``setting(name)``: the host's value of a role variable, else the role's default."""
+    """``setting(name)``: the host's value of a role variable, else the role's default, as the
+    role reads it (kafkaform.defaults.setting)."""
     def lookup(name: str) -> Any:
-        value = host_vars.get(name)
-        return role_default(name) if value is None else value
+        return defaults.setting(host_vars, name)
     return lookup
 
 
