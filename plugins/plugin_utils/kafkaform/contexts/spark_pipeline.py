@@ -40,6 +40,27 @@ TOOL_JAVA_OPTIONS = " ".join(jvm.SHORT_LIVED)
 MODULE_DIR = "kafkaform/pipeline"
 
 
+def _path(settings: Mapping[str, Any], name: str) -> str:
+    return str(setting(settings, name)).rstrip("/")
+
+
+def _conf_files(conf_dir: str) -> tuple[str, str, dict[str, str]]:
+    """The job's settings, the cluster CA, and each identity's Kafka client file by identity."""
+    return (f"{conf_dir}/pipeline.properties", f"{conf_dir}/trust.pem",
+            {identity: f"{conf_dir}/kafka-{identity}.properties" for identity in IDENTITIES})
+
+
+def restart_files(settings: Mapping[str, Any]) -> list[str]:
+    """OP-03: what the job reads at submit, its own files and the Spark node's (spark-submit
+    reads the node's settings, keystore and connectors); it restarts when one changed after it
+    started. From the settings alone, so the host read can ask about them before the plan."""
+    config_file, trust, clients = _conf_files(_path(settings, "spark_pipeline_conf_dir"))
+    return [_path(settings, "spark_pipeline_code_dir"), config_file, trust, *clients.values(),
+            *read_at_start(_path(settings, "spark_node_install_dir"),
+                           _path(settings, "spark_node_conf_dir")),
+            f"{SYSTEMD_UNIT_DIR}/{UNIT}.service"]
+
+
 def job_modules(code_dir: str) -> list[dict[str, str]]:
     """The job's modules as they are in this package, each with its path on the driver host:
     the package kafkaform.pipeline and the one module of kafkaform it imports (standard library
@@ -110,13 +131,13 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         return setting(settings, name)
 
     name = str(get("spark_pipeline_name"))
-    spark_home = str(get("spark_node_install_dir")).rstrip("/")
-    spark_conf = str(get("spark_node_conf_dir")).rstrip("/")
-    code_dir = str(get("spark_pipeline_code_dir")).rstrip("/")
-    conf_dir = str(get("spark_pipeline_conf_dir")).rstrip("/")
-    home_dir = str(get("spark_node_home_dir")).rstrip("/")
+    spark_home = _path(settings, "spark_node_install_dir")
+    spark_conf = _path(settings, "spark_node_conf_dir")
+    code_dir = _path(settings, "spark_pipeline_code_dir")
+    conf_dir = _path(settings, "spark_pipeline_conf_dir")
+    home_dir = _path(settings, "spark_node_home_dir")
     data_dir = f"{str(cluster['spark_shared_dir']).rstrip('/')}/{name}"
-    config_file = f"{conf_dir}/pipeline.properties"
+    config_file, trust, client_configs = _conf_files(conf_dir)
     cores_max = int(get("spark_pipeline_cores_max"))
     submit = [
         f"{spark_home}/bin/spark-submit",
@@ -131,9 +152,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     master = next(n for n in cluster["spark_masters"] if n["host"] == host)
     read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
     users = dict(get("spark_pipeline_kafka_users"))
-    trust = f"{conf_dir}/trust.pem"
-    clients = {identity: {"user": str(users[identity]),
-                          "config": f"{conf_dir}/kafka-{identity}.properties"}
+    clients = {identity: {"user": str(users[identity]), "config": client_configs[identity]}
                for identity in IDENTITIES}
     return {
         "name": name,
@@ -143,13 +162,7 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
                              f"{int(master['webui_port']) + TLS_UI_PORT_OFFSET}/json/"),
         "unit": UNIT,
         "runtime_dir": PROGRESS_FILE.rsplit("/", 1)[0].removeprefix("/run/"),
-        # OP-03: what the job reads at submit, its own files and the Spark node's (spark-submit
-        # reads the node's settings, keystore and connectors); it restarts when one changed
-        # after it started.
-        "restart_files": [code_dir, config_file, trust,
-                          *(c["config"] for c in clients.values()),
-                          *read_at_start(spark_home, spark_conf),
-                          f"{SYSTEMD_UNIT_DIR}/{UNIT}.service"],
+        "restart_files": restart_files(settings),
         "user": str(get("spark_node_user")),
         "group": str(get("spark_node_group")),
         "spark_home": spark_home,

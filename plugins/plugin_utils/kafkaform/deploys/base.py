@@ -30,8 +30,9 @@ from ..defaults import assemble
 from ..model import InventoryView, build
 from ..paths import templates_dir
 from ..plans.files import Account, WritesFiles, resolve_secrets, with_secrets
+from ..plans.hostread import service_stale_argv
 from ..render import render
-from .facts import FileStates, service_stale_argv
+from .facts import FileStates
 from .hosts import INVENTORY
 
 

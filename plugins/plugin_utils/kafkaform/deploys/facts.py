@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 from pyinfra.api.facts import FactBase
 
-from ..paths import collection_root
+from ..plans.hostread import service_stale_argv
 
 
 class CommandOutput(FactBase[str]):
@@ -82,19 +81,6 @@ def parse_file_states(lines: Sequence[str]) -> dict[str, tuple[int, str, str, st
         elif len(line) > 44 and line[40:44] == "  ./":
             sums[line[44:]] = line[:40]
     return {name: (*stat, sums[name]) for name, stat in stats.items() if name in sums}
-
-
-@cache
-def _service_stale_source() -> str:
-    return (collection_root() / "plugins" / "module_utils" / "service_stale.py").read_text()
-
-
-def service_stale_argv(service: str, paths: Sequence[str]) -> list[str]:
-    """The command that answers as the module ``kafkaform.platform.service_stale`` does (the same
-    source, ``plugins/module_utils/service_stale.py``), one JSON object on stdout."""
-    program = (_service_stale_source() + "\nimport json, sys\n"
-               "print(json.dumps(service_stale(sys.argv[1], sys.argv[2:]), sort_keys=True))\n")
-    return ["python3", "-c", program, service, *paths]
 
 
 class ServiceStale(FactBase[dict[str, Any]]):

@@ -13,6 +13,9 @@ import binascii
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+
+from ..paths import collection_root
 
 
 @dataclass(frozen=True)
@@ -64,3 +67,17 @@ def decoded(answer: str | None) -> str | None:
         return base64.b64decode(answer, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+@cache
+def _service_stale_source() -> str:
+    return (collection_root() / "plugins" / "module_utils" / "service_stale.py").read_text()
+
+
+def service_stale_argv(service: str, paths: Sequence[str]) -> list[str]:
+    """The command that answers as the module ``kafkaform.platform.service_stale`` does (the same
+    source, ``plugins/module_utils/service_stale.py``), one JSON object on stdout: here, free of
+    pyinfra, so a host read can ask it too (kafkaform.plans.spark_pipeline)."""
+    program = (_service_stale_source() + "\nimport json, sys\n"
+               "print(json.dumps(service_stale(sys.argv[1], sys.argv[2:]), sort_keys=True))\n")
+    return ["python3", "-c", program, service, *paths]
