@@ -17,7 +17,7 @@ import pwd
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from kafkaform.deploys import base
 from kafkaform.plans.files import with_secrets
 from kafkaform.plans.kafka_broker import files_plan
 from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
+from kafkaform.plans.spark_pipeline import SparkPipelineHost, spark_pipeline_plan, with_logins
 from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
 from tests.unit.test_kafka_context import cluster as kafka_cluster
 from tests.unit.test_spark import cluster as spark_cluster
@@ -105,11 +106,20 @@ def _own_account(role: str) -> dict[str, str]:
             f"{role}_group": grp.getgrgid(os.getgid()).gr_name}
 
 
+Items = list[dict[str, Any]]
+
+
+def _fill_secrets(items: Items) -> Items:
+    return with_secrets(items, SECRETS)
+
+
 def _assert_alike(plan: Any, variables: Mapping[str, Any], tmp_path: Path,
-                  monkeypatch: pytest.MonkeyPatch) -> Written:
-    """Both engines write every file of ``plan``, secrets filled in, alike."""
+                  monkeypatch: pytest.MonkeyPatch,
+                  fill: Callable[[Items], Items] = _fill_secrets) -> Written:
+    """Both engines write every file of ``plan``, secrets filled in (by ``fill``, as the role's
+    task and the deploy fill them), alike."""
     items = [f.as_task_item() for f in plan.files]
-    items += with_secrets([f.as_task_item() for f in plan.secret_files], SECRETS)
+    items += fill([f.as_task_item() for f in plan.secret_files])
     items = _relocated(items, tmp_path / "host")
     by_pyinfra = _pyinfra_writes(items, variables, monkeypatch)
     by_ansible = _ansible_writes(items, variables, tmp_path)
@@ -192,3 +202,23 @@ def test_the_role_and_the_deploy_fill_in_a_plans_secrets_alike(
                         lambda items, variables: handed.update(variables) or {})
     base.install_secret_files(plan, "kafka_broker", {"kafka_broker": kb}, settings)
     assert handed["kafka_broker_secrets"] == expected
+
+
+def test_spark_pipeline_plan_is_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver host: the job's modules (files of this package), __init__.py (empty content),
+    pipeline.properties, the unit and the tools (templates), and each identity's Kafka client
+    file with its login from kafka_users (its template's own variables)."""
+    plan = spark_pipeline_plan(spark_cluster(), "sm", _own_account("spark_node"),
+                               SparkPipelineHost())
+    job = plan.context
+    users = [{"name": client["user"], "password": f"{identity}-password"}
+             for identity, client in job["clients"].items()]
+    written = _assert_alike(plan, {"spark_pipeline": job}, tmp_path, monkeypatch,
+                            fill=lambda items: with_logins(items, job, users))
+    for identity, client in job["clients"].items():
+        content, _owner, group, mode = written[str(tmp_path / "host" / client["config"][1:])]
+        assert f'username="{client["user"]}" password="{identity}-password";'.encode() in content
+        assert (group, mode) == (job["group"], 0o640)
+    assert written[str(tmp_path / "host" / job["code_dir"][1:] / "kafkaform/__init__.py")][0] \
+        == b""
