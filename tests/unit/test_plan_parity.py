@@ -18,20 +18,24 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from kafkaform import model
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.deploys import base
 from kafkaform.plans.files import with_secrets
 from kafkaform.plans.kafka_broker import files_plan
+from kafkaform.plans.monitoring import GROUP, MonitoringHost, monitoring_plan
 from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
 from kafkaform.plans.spark_pipeline import SparkPipelineHost, spark_pipeline_plan, with_logins
 from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
 from tests.unit.test_kafka_context import cluster as kafka_cluster
+from tests.unit.test_monitoring_context import platform
 from tests.unit.test_spark import cluster as spark_cluster
 from tests.unit.test_spark_node_plan import SETTINGS as SPARK_SETTINGS
 from tests.unit.test_zookeeper_context import cluster
@@ -222,3 +226,27 @@ def test_spark_pipeline_plan_is_written_alike_by_both_engines(
         assert (group, mode) == (job["group"], 0o640)
     assert written[str(tmp_path / "host" / job["code_dir"][1:] / "kafkaform/__init__.py")][0] \
         == b""
+
+
+def test_monitoring_plan_is_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker that is also the monitoring host: node exporter's settings, the job's script,
+    unit and timer, Prometheus's and Alertmanager's files, the web configuration and three
+    drop-ins, each rendered with its own unit. Debian's prometheus group, which this machine
+    lacks, becomes this machine's own group; promtool and amtool, which it lacks too, a check
+    that the file is not empty, so the role's check still runs before each of those files."""
+    cluster, groups = platform()
+    plan = monitoring_plan(cluster, "k1", {}, {**groups, model.MONITORING: ["k1"]},
+                           MonitoringHost())
+    checks = {f.validate.split()[0] for f in plan.files if f.validate}
+    assert checks == {"promtool", "amtool"}
+    own = grp.getgrgid(os.getgid()).gr_name
+    here = replace(plan, files=[
+        replace(f, group=own if f.group == GROUP else f.group,
+                validate="test -s %s" if f.validate else None) for f in plan.files])
+    written = _assert_alike(here, {"monitoring": plan.context}, tmp_path, monkeypatch)
+    dropins = [content for dest, (content, *_rest) in written.items()
+               if dest.endswith(".service.d/kafkaform.conf")]
+    assert len(dropins) == 3 and len(set(dropins)) == 3
+    modes = {dest.rsplit("/", 1)[-1]: mode for dest, (*_rest, mode) in written.items()}
+    assert (modes["kafkaform-process-metrics"], modes["web.yml"]) == (0o755, 0o640)

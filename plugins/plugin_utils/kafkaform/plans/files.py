@@ -28,13 +28,16 @@ class PlannedFile:
     secret: str | None = None
     #: Variables added for this file's template only (a unit's daemon).
     vars: dict[str, Any] | None = None
+    #: A command of the host that must accept a changed file before it replaces the old one
+    #: (``%s``: the new file), as ``install_files`` runs it; pyinfra has no such hook.
+    validate: str | None = None
     owner: str = "root"
     group: str = "root"
     mode: str = "0640"
     restarts: bool = False
 
     def as_task_item(self) -> dict[str, Any]:
-        """The item ``install_files`` takes: its source, dest, owner, group and mode."""
+        """The item ``install_files`` takes: its source, dest, owner, group, mode and check."""
         return {key: value for key, value in asdict(self).items()
                 if value is not None and key != "restarts"}
 
