@@ -11,15 +11,11 @@ from typing import Any
 import pytest
 
 from kafkaform import render
-from kafkaform.contexts.os_tuning import (
-    device_problems,
-    disk_mounts,
-    disk_plan,
-    host_report,
-    mount_problem,
-    os_tuning_context,
-    sysctl_plan,
-)
+from kafkaform.contexts.os_tuning import os_tuning_context
+from kafkaform.contexts.os_tuning_disks import device_problems, disk_plan
+from kafkaform.contexts.os_tuning_mounts import disk_mounts, mount_problem
+from kafkaform.contexts.os_tuning_probe import host_report
+from kafkaform.contexts.os_tuning_sysctl import sysctl_plan
 from kafkaform.defaults import role_default
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "os_tuning"

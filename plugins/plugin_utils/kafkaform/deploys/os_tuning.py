@@ -20,16 +20,11 @@ from pyinfra.api.exceptions import DeployError
 from pyinfra.context import host
 from pyinfra.operations import files, python, server
 
-from ..contexts.os_tuning import (
-    device_problems,
-    disk_mounts,
-    disk_plan,
-    fstab_line,
-    host_report,
-    mount_problem,
-    os_tuning_context,
-    sysctl_plan,
-)
+from ..contexts.os_tuning import os_tuning_context
+from ..contexts.os_tuning_disks import device_problems, disk_plan
+from ..contexts.os_tuning_mounts import disk_mounts, fstab_line, mount_problem
+from ..contexts.os_tuning_probe import host_report
+from ..contexts.os_tuning_sysctl import sysctl_plan
 from ..defaults import setting
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER, ZOOKEEPER
 from .base import put_rendered, role_settings, run_on
