@@ -1,10 +1,10 @@
-"""The os_tuning context and its decisions over what a host reports (the one probe: kernel settings,
-stat, blkid, cmp, findmnt, mount point owners, /etc/fstab), with outputs as the probe prints them;
-the probe itself runs here on this machine's own devices and directories."""
+"""The os_tuning context and its decisions over what a host reports (the one host read: kernel
+settings, stat, blkid, cmp, findmnt, mount point owners, /etc/fstab), with the answers in the shapes
+the decisions take; the host read itself, run here, and the plan composing these decisions:
+test_os_tuning_plan.py."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,9 @@ from kafkaform import render
 from kafkaform.contexts.os_tuning import os_tuning_context
 from kafkaform.contexts.os_tuning_disks import device_problems, disk_plan
 from kafkaform.contexts.os_tuning_mounts import disk_mounts, mount_problem
-from kafkaform.contexts.os_tuning_probe import host_report
 from kafkaform.contexts.os_tuning_sysctl import sysctl_plan
 from kafkaform.defaults import role_default
+from kafkaform.plans.os_tuning import parse_host
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "os_tuning"
 HOST = "kf-kafka1"
@@ -77,11 +77,6 @@ def test_overrides_merge_over_the_role_settings_in_key_order() -> None:
     assert ctx["sysctl"]["vm.swappiness"] == "10"
     assert ctx["sysctl"]["net.ipv4.tcp_fin_timeout"] == "15"
     assert len(ctx["sysctl"]) == len(role_default("os_tuning_sysctl")) + 1
-    argv = ctx["probe_argv"]
-    assert argv[:2] == ["sh", "-c"]
-    assert argv[3:] == ["probe", str(len(ctx["sysctl"])), *ctx["sysctl"], "1048576", "0", "0"]
-    assert context(os_tuning_sysctl_enabled=False)["probe_argv"][3:] == [
-        "probe", "0", "1048576", "0", "0"]
 
 
 def test_templates_render_the_golden_files_from_the_context() -> None:
@@ -104,10 +99,8 @@ def test_disks_are_normalised_with_owner_options_and_mount() -> None:
     assert second["options"] == ["noatime", "nofail", "nodiratime"]
     assert (directory["owner"], directory["directory"]) == ("zookeeper", True)
     assert ctx["disk_devices"] == ["/dev/kfdata0", "/dev/kfdata1"]
-    argv = ctx["probe_argv"][ctx["probe_argv"].index("1048576"):]
-    assert argv == ["1048576", "2", *ctx["disk_devices"], "3", "/var/lib/kafka/data0",
-                    "/var/lib/kafka/data1", "/var/lib/zookeeper/txnlog", "kafka", "zookeeper"]
-    assert context(D0, os_tuning_disks_enabled="no")["probe_argv"][-3:] == ["1048576", "0", "0"]
+    assert ctx["mount_points"] == ["/var/lib/kafka/data0", "/var/lib/kafka/data1",
+                                   "/var/lib/zookeeper/txnlog"]
     assert ctx["disk_owners"] == ["kafka", "zookeeper"]
     assert ctx["directories"] == [directory]
     assert ctx["disk_input_error"] == ""
@@ -148,17 +141,24 @@ def test_a_declaration_that_is_not_a_list_is_an_error() -> None:
 
 def probe_output(ctx: dict[str, Any], container: str, netns: bool,
                  states: dict[str, str]) -> str:
-    """What the role's sysctl probe prints: key|state|value, then @container and @netns."""
-    lines = [f"{key}|{states.get(key, 'writable|0')}" for key in ctx["sysctl"]]
-    lines.append(f"@container|{container}")
-    return "\n".join(lines + (["@netns|host"] if netns else []))
+    """What the host read prints about kernel settings: each key's state|value on its labelled
+    line, then the container and, where visible, the machine's network namespace."""
+    lines = [f"sysctl:{key} {states.get(key, 'writable|0')}" for key in ctx["sysctl"]]
+    lines.append(f"container {container}")
+    return "\n".join(lines + (["netns host"] if netns else []))
+
+
+def decide(ctx: dict[str, Any], out: str) -> dict[str, Any]:
+    """The kernel settings' decisions over what the host read printed."""
+    read = parse_host(out)
+    return sysctl_plan(ctx, read.sysctl, read.container, read.host_netns)
 
 
 def test_a_host_sets_every_key_live_and_applies_only_the_differing_ones() -> None:
     ctx = context()
     out = probe_output(ctx, "none", True, {"vm.swappiness": "writable|1",
                                            "net.ipv4.tcp_rmem": "writable|4096\t65536  2048000"})
-    decided = sysctl_plan(ctx, out.replace("\t", " "))
+    decided = decide(ctx, out.replace("\t", " "))
     assert (decided["in_container"], decided["left"], decided["refusal"], decided["report"]) == \
         (False, [], "", "")
     applied = [x["key"] for x in decided["apply"]]
@@ -168,8 +168,7 @@ def test_a_host_sets_every_key_live_and_applies_only_the_differing_ones() -> Non
 
 def test_a_host_stops_on_a_key_it_does_not_have() -> None:
     ctx = context(os_tuning_sysctl_overrides={"net.ipv4.tcp_bogus": 1})
-    decided = sysctl_plan(ctx, probe_output(ctx, "none", True,
-                                            {"net.ipv4.tcp_bogus": "absent|"}))
+    decided = decide(ctx, probe_output(ctx, "none", True, {"net.ipv4.tcp_bogus": "absent|"}))
     assert decided["refusal"] == (
         f"{HOST}: kernel settings that cannot be set here: net.ipv4.tcp_bogus (is absent on this "
         "host). Fix: remove misspelt or unsupported keys from os_tuning_sysctl_overrides.")
@@ -177,7 +176,7 @@ def test_a_host_stops_on_a_key_it_does_not_have() -> None:
 
 def test_a_container_sets_only_its_own_namespaced_writable_keys() -> None:
     ctx = context()
-    decided = sysctl_plan(ctx, probe_output(ctx, "podman", False, {
+    decided = decide(ctx, probe_output(ctx, "podman", False, {
         "net.core.rmem_max": "readonly|212992", "vm.swappiness": "writable|60",
         "net.ipv4.tcp_rmem": "writable|4096 131072 6291456"}))
     live = [x["key"] for x in decided["live"]]
@@ -195,7 +194,7 @@ def test_a_container_sets_only_its_own_namespaced_writable_keys() -> None:
 
 def test_a_container_in_the_host_network_namespace_leaves_net_keys_to_the_host() -> None:
     ctx = context(os_tuning_sysctl_overrides={"kernel.msgmax": 8192})
-    decided = sysctl_plan(ctx, probe_output(ctx, "docker", True, {"kernel.msgmax": "absent|"}))
+    decided = decide(ctx, probe_output(ctx, "docker", True, {"kernel.msgmax": "absent|"}))
     assert "set live here: none." in decided["report"]
     whys = {x["key"]: x["why"] for x in decided["left"]}
     assert whys["net.ipv4.tcp_rmem"] == "is in the host's network namespace"
@@ -336,65 +335,6 @@ def test_verify_names_what_the_kernel_has_at_a_wrong_mount() -> None:
         f"{HOST}: /var/lib/kafka/data0 should be /dev/kfdata0 (7:0), XFS, noatime; the kernel "
         "has /var/lib/kafka/data0 7:0 xfs rw,relatime,attr2,inode64,noquota")
     assert mount_problem(ctx, disk, ROOT_MOUNTS).endswith("the kernel has nothing mounted there")
-
-
-# --- the host probe, run here ----------------------------------------------------------------
-
-
-def test_the_probe_reads_devices_mount_points_users_and_fstab_in_one_call(tmp_path: Path) -> None:
-    """HOST_PROBE run by sh on this machine: a character device and a missing path as devices, a
-    directory holding a file and / as mount points, an existing and a missing user."""
-    occupied = tmp_path / "data0"
-    occupied.mkdir()
-    (occupied / "orders-0").mkdir()
-    ctx = context({"device": "/dev/null", "mount": str(occupied), "purpose": "kafka_log_dir"},
-                  {"device": "/dev/kfdata9", "mount": "/", "purpose": "zookeeper_txn_log"},
-                  os_tuning_purpose_owners={"kafka_log_dir": "root",
-                                            "zookeeper_txn_log": "kafkaform-no-such-user"},
-                  os_tuning_sysctl={"kernel.pid_max": 4194304, "vm.kafkaform_no_such_key": 1})
-    ran = subprocess.run(ctx["probe_argv"], capture_output=True, text=True, check=True)
-    got = host_report(ctx, ran.stdout)
-    assert got["problem"] == ""
-    assert got["sysctl"].splitlines()[1] == "vm.kafkaform_no_such_key|absent|"
-    assert got["sysctl"].splitlines()[0].startswith("kernel.pid_max|")
-    assert "@container|" in got["sysctl"]
-    assert got["stat"] == "/dev/null|character special file|1:3"  # not a block device: no blkid
-    assert (got["blkid"], got["zero"]) == ([], [])
-    assert device_problems(ctx, got["stat"]).startswith(
-        f"{HOST}: /dev/null is a character special file, not a block device; /dev/kfdata9 does "
-        "not exist.")
-    assert "/" in [m.split(" ", 1)[0] for m in got["findmnt"].splitlines()]
-    assert got["unmounted"] == [str(occupied)]
-    assert got["occupied"] == f"{occupied} {occupied}/orders-0"
-    assert got["paths"]["/"]["kind"] == "directory"
-    assert got["paths"][str(occupied)] == {"owner": "root", "group": "root",
-                                           "mode": f"{occupied.stat().st_mode & 0o7777:o}",
-                                           "kind": "directory"}
-    assert got["users"] == ["root"]
-    assert got["fstab"] == Path("/etc/fstab").read_text().strip("\n") or not Path(
-        "/etc/fstab").exists()
-
-
-def test_a_failed_command_in_the_probe_stops_with_its_name() -> None:
-    out = "@@sysctl\n@@blkid 4 /dev/kfdata0\n@@findmnt 1\n@@users\n@@fstab\n"
-    assert host_report(context(D0), out)["problem"] == (
-        f"{HOST}: reading the host failed: blkid /dev/kfdata0 exited with 4; findmnt exited with "
-        "1. Fix: run the command by hand on the host to see why")
-
-
-def test_blkid_and_cmp_answers_reach_the_plan_as_registered_loops_would() -> None:
-    out = ("@@sysctl\n@container|none\n@@stat\n/dev/kfdata0|block special file|7:0\n"
-           "@@blkid 2 /dev/kfdata0\n\n@@zero 0 /dev/kfdata0\n@@stat\n"
-           "/dev/kfdata1|block special file|7:1\n@@blkid 0 /dev/kfdata1\n" + XFS + "\n"
-           f"@@findmnt 0\n{ROOT_MOUNTS}\n@@unmounted /var/lib/kafka/data0\n"
-           "@@unmounted /var/lib/kafka/data1\n@@users\nkafka\n@@fstab\n# static\n")
-    got = host_report(context(D0, D1), out)
-    assert got["stat"] == STAT and got["users"] == ["kafka"] and got["fstab"] == "# static"
-    assert [(b["item"], b["rc"]) for b in got["blkid"]] == [("/dev/kfdata0", 2),
-                                                             ("/dev/kfdata1", 0)]
-    decided = disk_plan(context(D0, D1), got)
-    assert [d["action"] for d in decided["disks"]] == ["format", "use"]
-    assert decided["refusal"] == ""
 
 
 def test_a_second_run_writes_no_fstab_line_and_gives_no_owner_it_has_already() -> None:

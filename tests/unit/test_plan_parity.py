@@ -31,6 +31,7 @@ from kafkaform.deploys import base
 from kafkaform.plans.files import with_secrets
 from kafkaform.plans.kafka_broker import files_plan
 from kafkaform.plans.monitoring import GROUP, MonitoringHost, monitoring_plan
+from kafkaform.plans.os_tuning import OsTuningHost, os_tuning_plan
 from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
 from kafkaform.plans.spark_pipeline import SparkPipelineHost, spark_pipeline_plan, with_logins
 from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
@@ -250,3 +251,19 @@ def test_monitoring_plan_is_written_alike_by_both_engines(
     assert len(dropins) == 3 and len(set(dropins)) == 3
     modes = {dest.rsplit("/", 1)[-1]: mode for dest, (*_rest, mode) in written.items()}
     assert (modes["kafkaform-process-metrics"], modes["web.yml"]) == (0o755, 0o640)
+
+
+def test_os_tuning_files_are_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel settings (the host's overrides merged over the role's) and the service users'
+    open-file limits, root's and readable by all, as the role's sysctl.yml and limits.yml write
+    them."""
+    settings = {"os_tuning_sysctl_overrides": {"vm.swappiness": 10, "net.core.somaxconn": 4096},
+                "os_tuning_limits_users": ["kafka", "zookeeper", "spark"]}
+    plan = os_tuning_plan("kf-kafka1", settings, OsTuningHost())
+    written = _assert_alike(plan, {"os_tuning": plan.context}, tmp_path, monkeypatch)
+    sysctl = written[str(tmp_path / "host" / plan.context["sysctl_file"].lstrip("/"))]
+    limits = written[str(tmp_path / "host" / plan.context["limits"]["file"].lstrip("/"))]
+    assert b"\nvm.swappiness=10\n" in sysctl[0] and b"\nnet.core.somaxconn=4096\n" in sysctl[0]
+    assert b"\nspark hard nofile 100000\n" in limits[0]
+    assert {found[1:] for found in written.values()} == {("root", "root", 0o644)}

@@ -15,7 +15,8 @@ FORMAT_ACTIONS = ("format", "format_force")
 
 
 def stat_nodes(stat_stdout: str) -> dict[str, dict[str, str]]:
-    """Device name -> kind and device number, from the ``stat`` answer of :func:`host_report`."""
+    """Device name -> kind and device number, from the ``stat`` lines of the host read
+    (:func:`kafkaform.plans.os_tuning.disk_report`)."""
     nodes = {}
     for line in stat_stdout.splitlines():
         if line.count("|") >= 2:
@@ -143,22 +144,27 @@ def refusals(host: str, disk: Disk) -> list[str]:
 
 
 def first_entries(find_stdout: str) -> dict[str, str]:
-    """Mount point → its first entry, from ``find M1 M2 ... -mindepth 1 -maxdepth 1 -printf
-    '%H %p\\n'`` (the start point, then the entry)."""
+    """Mount point → its first entry, from lines "MOUNT ENTRY" (``find M1 M2 ... -mindepth 1
+    -maxdepth 1 -printf '%H %p\\n'``). The entry starts with its mount point and a slash, which
+    tells where the mount point ends when it holds a space itself."""
     found: dict[str, str] = {}
     for line in find_stdout.splitlines():
         start, _space, entry = line.partition(" ")
+        ends = [i for i, char in enumerate(line) if char == " "
+                and line[i + 1:].startswith(line[:i].rstrip("/") + "/")]
+        if ends:
+            start, entry = line[:ends[0]], line[ends[0] + 1:]
         found.setdefault(start, entry)
     return found
 
 
 def disk_plan(context: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
-    """What to do with each declared disk, from what the host reported (:func:`host_report`),
-    and the refusals.
+    """What to do with each declared disk, from what the host reported
+    (:func:`kafkaform.plans.os_tuning.disk_report`), and the refusals.
 
-    ``refusal`` is the stop message ("" when there is none): the role checks it before it
-    changes anything, in check mode too. The plan keeps the report's /etc/fstab and mount point
-    owners, from which :func:`disk_mounts` leaves out what is already right.
+    ``refusal`` is the stop message ("" when there is none): the plan stops the run on it
+    before anything changes, in check mode too. The disk plan keeps the report's /etc/fstab and
+    mount point owners, from which :func:`disk_mounts` leaves out what is already right.
     """
     nodes = stat_nodes(report["stat"])
     mounts = findmnt_mounts(report["findmnt"])

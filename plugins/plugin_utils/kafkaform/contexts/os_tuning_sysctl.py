@@ -52,21 +52,22 @@ def sysctl_messages(context: Mapping[str, Any], container: str, live: list[dict[
     return {"refusal": "", "report": report}
 
 
-def sysctl_plan(context: Mapping[str, Any], probe_stdout: str) -> dict[str, Any]:
+def sysctl_plan(context: Mapping[str, Any], states: Mapping[str, tuple[str, str]],
+                container: str, host_netns: bool) -> dict[str, Any]:
     """Which kernel settings are set live here, which are left to the host, and the messages.
 
-    ``probe_stdout`` is the ``sysctl`` answer of :func:`host_report`. ``apply`` lists the live
-    ones whose value differs, compared word by word as ansible.posix.sysctl does, so a rerun
-    changes nothing.
+    ``states`` is what the host read found for each key: its state (writable, readonly or
+    absent) and live value; ``container`` is systemd-detect-virt's name for the container the
+    host is, or "none"; ``host_netns``: the machine's initial network namespace is visible
+    (kafkaform.plans.os_tuning). ``apply`` lists the live ones whose value differs, compared word
+    by word as ansible.posix.sysctl does, so a rerun changes nothing.
     """
-    probe = dict(line.split("|", 1) for line in probe_stdout.splitlines() if "|" in line)
-    container = probe.get("@container", "none")
     prefixes = tuple(context["namespaced_prefixes"])
     live: list[dict[str, str]] = []
     left: list[dict[str, str]] = []
     for key, value in context["sysctl"].items():
-        state, have = (probe.get(key, "") + "|").split("|")[:2]
-        why = left_because(key, state, container != "none", "@netns" in probe, prefixes)
+        state, have = states.get(key, ("", ""))
+        why = left_because(key, state, container != "none", host_netns, prefixes)
         if why:
             left.append({"key": key, "have": have, "why": why, "value": value})
         else:
