@@ -15,7 +15,7 @@ ROLES = ROOT / "roles"
 DEPLOYS = ROOT / "plugins" / "plugin_utils" / "kafkaform" / "deploys"
 
 #: Roles whose every decision is in kafkaform.plans.<role>.
-PLANNED = ("zookeeper", "spark_node", "spark_pipeline", "monitoring", "os_tuning")
+PLANNED = ("zookeeper", "spark_node", "spark_pipeline", "monitoring", "os_tuning", "artifact")
 #: Roles that still read a command's output by line position (`stdout_lines[N]`): none.
 POSITIONAL_YET: set[str] = set()
 

@@ -1,24 +1,23 @@
 """``roles/artifact``: a release archive from the mirror, its sha512 checked, unpacked into a
 versioned directory behind a stable symlink (ZK-01). Everything that can fail on a bad download
-happens before the versioned directory or the symlink is touched."""
+happens before the versioned directory or the symlink is touched. The decisions are the role's
+plan (kafkaform.plans.artifact), from the same host read."""
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from pyinfra.context import host
 from pyinfra.operations import files, server
 
 from ..checksum import parse_sha512
 from ..defaults import assemble
-from ..release_marker import MARKER, archive_name, release_marker
+from ..plans.artifact import ROLE, ArtifactPlan, artifact_plan, host_read, parse_host
 from .base import host_variables, put_content, will_change
-from .facts import CommandOutput, Sha512File
+from .facts import CommandOutput, Fetched, Sha512File
 
-#: Reads a URL on the host, as ``ansible.builtin.uri`` does: the host reaches the mirror.
-FETCH = ("import sys, urllib.request; "
-         "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=int(sys.argv[2]))"
-         ".read().decode())")
 #: Downloads a URL to a file on the host, as ``ansible.builtin.get_url`` does.
 DOWNLOAD = ("import shutil, sys, urllib.request; shutil.copyfileobj(urllib.request.urlopen("
             "sys.argv[1], timeout=int(sys.argv[2])), open(sys.argv[3], 'wb'))")
@@ -29,8 +28,7 @@ def download(url: str, checksum_url: str, dest: str, timeout: int) -> str:
     published sha512 is read on the host, and a file already holding it is left alone; a new
     download lands beside ``dest`` and replaces it only once verified. Returns the sha512."""
     archive = url.rsplit("/", 1)[-1].split("?", 1)[0]
-    published = host.get_fact(CommandOutput, argv=("python3", "-c", FETCH, checksum_url,
-                                                   str(timeout)))
+    published = host.get_fact(Fetched, url=checksum_url, timeout=timeout)
     digest = parse_sha512(published or "", archive, source=checksum_url)
     if host.get_fact(Sha512File, path=dest) != digest:
         partial = f"{dest}.part"
@@ -47,13 +45,12 @@ def download(url: str, checksum_url: str, dest: str, timeout: int) -> str:
     return digest
 
 
-def _in_place(link: str, lines: list[str]) -> bool:
-    """Whether the release is already in place behind ``link``, as the role reads it in one call:
-    the marker a complete unpack writes, read through the link, holds these lines. Its digest
-    was verified when it was unpacked, so nothing is fetched or checked again."""
-    marker = shlex.quote(f"{link}/{MARKER}")
-    found = host.get_fact(CommandOutput, argv=("sh", "-c", f"cat {marker} 2>/dev/null || true"))
-    return set(lines) <= set(found.splitlines())
+def plan(given: Mapping[str, Any]) -> ArtifactPlan:
+    """The plan of the release ``given`` names on the current host (its other inputs from the
+    inventory or the role's defaults), from the role's host read: the one question asked here."""
+    settings = assemble((ROLE,), {**host_variables(host), **given})
+    read = parse_host(host.get_fact(CommandOutput, argv=tuple(host_read(settings))))
+    return artifact_plan(settings, read)
 
 
 def install(name: str, version: str, url: str, install_root: str | None = None,
@@ -65,34 +62,23 @@ def install(name: str, version: str, url: str, install_root: str | None = None,
         given["artifact_install_root"] = install_root
     if link is not None:
         given["artifact_link"] = link
-    a = assemble(("artifact",), {**host_variables(host), **given})
-    archive = archive_name(url)
-    link_path = str(a["artifact_link"])
-    if _in_place(link_path, release_marker(name, version, url)):
+    p = plan(given)
+    if not p.install:
         return False
-    timeout = int(a["artifact_download_timeout"])
-    cache_dir = str(a["artifact_cache_dir"])
-    files.directory(name=f"Create the download cache directory {cache_dir}", path=cache_dir,
+    files.directory(name=f"Create the download cache directory {p.cache_dir}", path=p.cache_dir,
                     user="root", group="root", mode="755")
-    cached = f"{cache_dir}/{archive}"
-    digest = download(url, str(a["artifact_checksum_url"]), cached, timeout)
-    owner, group = str(a["artifact_owner"]), str(a["artifact_group"])
-    directory = str(a["artifact_dir"])
-    files.directory(name=f"Create the versioned directory {directory}", path=directory,
-                    user=owner, group=group, mode="755")
-    marker = f"{directory}/{MARKER}"
-    unpacked = bool(host.get_fact(CommandOutput, argv=(
-        "sh", "-c", f"test -e {shlex.quote(marker)} && echo yes || true")))
-    if not unpacked:
+    digest = download(p.url, p.checksum_url, p.cached, p.timeout)
+    files.directory(name=f"Create the versioned directory {p.dir}", path=p.dir,
+                    user=p.owner, group=p.group, mode="755")
+    if p.unpack:
         # Release archives hold one top-level directory; the versioned directory replaces it.
-        server.shell(name=f"Unpack {archive} into {directory}", commands=[
-            f"tar --extract --gzip --file {shlex.quote(cached)} --directory "
-            f"{shlex.quote(directory)} --strip-components=1",
-            f"chown -R {shlex.quote(owner)}:{shlex.quote(group)} {shlex.quote(directory)}",
+        server.shell(name=f"Unpack {p.archive} into {p.dir}", commands=[
+            f"tar --extract --gzip --file {shlex.quote(p.cached)} --directory "
+            f"{shlex.quote(p.dir)} --strip-components=1",
+            f"chown -R {shlex.quote(p.owner)}:{shlex.quote(p.group)} {shlex.quote(p.dir)}",
         ])
     # Written after a complete unpack, so an interrupted one is redone next run.
-    put_content("\n".join(release_marker(name, version, url, digest)) + "\n", marker,
-                user=owner, group=group, mode="644")
-    linked = files.link(name=f"Point {link_path} at {directory}", path=link_path,
-                        target=directory, user=owner, group=group)
-    return not unpacked or will_change(linked)
+    put_content(p.marker_content(digest), p.marker, user=p.owner, group=p.group, mode="644")
+    linked = files.link(name=f"Point {p.link} at {p.dir}", path=p.link, target=p.dir,
+                        user=p.owner, group=p.group)
+    return p.unpack or will_change(linked)

@@ -14,6 +14,11 @@ from pyinfra.api.facts import FactBase
 
 from ..plans.hostread import service_stale_argv
 
+#: Reads a URL on the host and prints what it holds (:class:`Fetched`).
+FETCH = ("import sys, urllib.request; "
+         "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=int(sys.argv[2]))"
+         ".read().decode())")
+
 
 class CommandOutput(FactBase[str]):
     """What a command prints on stdout, lines joined by newlines: a role's registered ``stdout``
@@ -25,6 +30,21 @@ class CommandOutput(FactBase[str]):
     @staticmethod
     def default() -> str:
         return ""  # no output at all, where pyinfra would give None
+
+    def process(self, output: list[str]) -> str:
+        return "\n".join(output)
+
+
+class Fetched(FactBase[str]):
+    """What a URL holds, read on the host as ``ansible.builtin.uri`` does (the host reaches the
+    mirror): a published checksum the deploys fetch, not a question about the host."""
+
+    def command(self, url: str, timeout: int) -> str:
+        return shlex.join(["python3", "-c", FETCH, url, str(timeout)])
+
+    @staticmethod
+    def default() -> str:
+        return ""
 
     def process(self, output: list[str]) -> str:
         return "\n".join(output)
