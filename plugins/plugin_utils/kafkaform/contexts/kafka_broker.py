@@ -11,49 +11,51 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .. import tls_policy
-from ..catalog import kafka_major, release_key
-from ..contexts import SYSTEMD_UNIT_DIR, service_directories
+from ..catalog import release_key
+from ..contexts import service_directories
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
 from ..contexts.sandbox import sandbox
 from ..defaults import setting
-from ..java import UNREAD_HOME
-from ..kraft_migration import MIGRATION_KEY, NodeMode, node_mode
+from ..kraft_migration import MIGRATION_KEY, node_mode
 from ..model import (
     BROKER_LISTENER,
     CLIENT_LISTENER,
     CONTROLLER_LISTENER,
-    PLAINTEXT_LISTENER,
     port_clashes,
 )
 from ..rules import cite
 from ..security_steps import target_step
 from ..template_filters import java_properties
+from .kafka_broker_properties import (
+    BROKER_PRINCIPAL,
+    CONTROLLER_PRINCIPAL,
+    KafkaNode,
+    as_text,
+    combined_node,
+    controller_node,
+    node_properties,
+)
+from .kafka_broker_runtime import (
+    REGISTRATION_WAIT_S,
+    Layout,
+    admin_client_properties,
+    health_section,
+    java_section,
+    jmx_section,
+    jvm_options,
+    layout,
+    restart_files,
+)
 
 #: The keys of an entry of kafka_broker_extra_listeners.
 LISTENER_KEYS = ("name", "protocol", "port", "address", "advertised_host")
 
-#: The class every Kafka node runs as: a ZooKeeper-mode broker when ``process.roles`` is unset,
-#: a KRaft broker or controller as it says.
-MAIN_CLASS = "kafka.Kafka"
 #: The admin helper installed on every Kafka node (roles/kafka_broker/files/kafkaform-kafka).
 ADMIN_SCRIPT = "/usr/local/sbin/kafkaform-kafka"
-#: Seconds one health check may wait for the cluster to become healthy (the admin helper's
-#: ``health --wait``): it checks again itself, within a second, while a restarted broker comes
-#: back, instead of one task per check (OP-02). A check that finds the broker's own listener
-#: closed returns at once, without starting Kafka's tools.
-HEALTH_WAIT_S = 30
-#: How long a controller's start waits for its registration (KR-11) before the health gates judge.
-REGISTRATION_WAIT_S = 60
-#: Seconds between two such waiting health checks.
-HEALTH_POLL_S = 2
-
-#: The Java home of a context built without reading the host (kafkaform.java).
-DEFAULT_JAVA_HOME = UNREAD_HOME
 
 #: Broker configuration keys of Kafka 3.9 (ZooKeeper mode) an extra property is checked against:
 #: an unknown key close to one of these is a typo.
@@ -175,142 +177,6 @@ SECURITY_KEYS = frozenset({
 SECURITY_PREFIXES = ("listener.name.", "zookeeper.ssl.")
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-#: A broker of a cluster in ZooKeeper mode, not migrating.
-ZOOKEEPER_BROKER = node_mode(controller=False, metadata_mode="zookeeper", migration="")
-
-#: The principal every broker's certificate maps to (its subject's OU, see kafkaform.pki): one
-#: super user for the whole cluster, so adding a broker changes no other broker's configuration.
-BROKER_PRINCIPAL = "kafka-broker"
-
-#: The principal every controller's certificate maps to (KRaft mode): a super user of the cluster,
-#: apart from the brokers'. KR-06
-CONTROLLER_PRINCIPAL = "kafka-controller"
-
-#: The authorizer of each mode: ACLs in ZooKeeper, or in the metadata log. SE-03
-AUTHORIZERS = {"zookeeper": "kafka.security.authorizer.AclAuthorizer",
-               "kraft": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
-
-#: The only SASL mechanism the client listener offers. SE-01
-SASL_MECHANISM = "SCRAM-SHA-512"
-
-
-def super_users(users: Any, controllers: bool = False) -> list[str]:
-    """``User:`` principals of super.users: the brokers (and on a node that talks to the KRaft
-    quorum the controllers), then every declared superuser."""
-    names = [BROKER_PRINCIPAL, *([CONTROLLER_PRINCIPAL] if controllers else [])]
-    for user in users if isinstance(users, list) else []:
-        if isinstance(user, Mapping) and user.get("superuser") is True \
-                and user.get("state", "present") == "present":
-            names.append(str(user.get("name")))
-    return [f"User:{name}" for name in dict.fromkeys(names)]
-
-
-def principal_rule(principal: str) -> str:
-    """The ssl.principal.mapping.rules entry that maps a certificate whose subject says
-    OU=<principal> to that principal."""
-    return f"RULE:^.*OU={principal}(,.*)?$/{principal}/"
-
-
-#: The node's TLS settings its ZooKeeper client takes as they are (zookeeper.ssl.<key> from
-#: ssl.<key>): the same keystore, trust store, protocols and suites as every other connection.
-_ZOOKEEPER_TLS_FROM = ("keystore.type", "keystore.location", "keystore.password",
-                       "truststore.type", "truststore.location", "enabled.protocols",
-                       "cipher.suites")
-
-
-def zookeeper_tls_properties(ssl: Mapping[str, str]) -> dict[str, str]:
-    """server.properties lines of SE-18, from the node's own ``ssl.*`` lines: the node connects
-    to ZooKeeper's secure client port with its own keystore (mutual TLS, beside its SASL login)
-    and checks the member's name."""
-    return {
-        "zookeeper.ssl.client.enable": "true",
-        "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
-        **{f"zookeeper.ssl.{key}": ssl[f"ssl.{key}"] for key in _ZOOKEEPER_TLS_FROM},
-        "zookeeper.ssl.endpoint.identification.algorithm": "HTTPS",
-        "zookeeper.ssl.protocol": tls_policy.PROTOCOLS[0],
-    }
-
-
-def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
-                        users: Any, migration: str = "",
-                        mode: NodeMode = ZOOKEEPER_BROKER,
-                        zookeeper_tls: bool = False) -> dict[str, str]:
-    """server.properties lines of SE-01, SE-02, SE-03: TLS on every listener, SCRAM on the
-    SASL ones, mutual TLS between brokers, the ACL authorizer. The keystore password is read
-    from ``tls.secrets`` through Kafka's file config provider, so this file holds no secret.
-
-    While a cluster built open is secured in place (``migration``, SE-10) its plaintext listener
-    stays, its anonymous clients keep the access they had (User:ANONYMOUS is a super user), and
-    at the plaintext_replication step brokers still replicate over it and write znodes without
-    ACLs, as the brokers not yet restarted do.
-
-    A node that talks to the KRaft quorum (``mode``, KR-06) trusts the controllers' principal as a
-    super user, and the CONTROLLER listener takes client certificates too; a KRaft node keeps its
-    ACLs in the metadata log. A controller has no other listener, but while it migrates a cluster
-    from ZooKeeper (KR-09) it dials the brokers' BROKER listener as their controller."""
-    kraft, knows_quorum = mode.kraft, mode.knows_quorum
-    secret = f"${{file:{tls['secrets']}:keystore.password}}"
-    plaintext_replication = migration == "plaintext_replication"
-    listeners = list(broker["listeners"])
-    names = {lst["name"] for lst in listeners}
-    if knows_quorum and CONTROLLER_LISTENER not in names:
-        # A broker dials the controllers' listener: it needs that listener's protocol.
-        listeners.append({"name": CONTROLLER_LISTENER, "protocol": "SSL"})
-    dials_brokers = kraft and mode.migrating and BROKER_LISTENER not in names
-    if dials_brokers:
-        listeners.append({"name": BROKER_LISTENER, "protocol": "SSL"})
-    props = {
-        "listener.security.protocol.map": ",".join(f"{lst['name']}:{lst['protocol']}"
-                                                   for lst in listeners),
-        "config.providers": "file",
-        "config.providers.file.class":
-            "org.apache.kafka.common.config.provider.FileConfigProvider",
-        "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.location": tls["keystore"],
-        "ssl.keystore.password": secret,
-        "ssl.key.password": secret,
-        "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": tls["trust"],
-        "ssl.endpoint.identification.algorithm": "https",
-        # TLS 1.2+ with AEAD suites only, on every listener and every connection the node
-        # makes (SE-17, kafkaform.tls_policy).
-        "ssl.enabled.protocols": ",".join(tls_policy.PROTOCOLS),
-        "ssl.cipher.suites": ",".join(tls_policy.JAVA_SUITES),
-        **{f"listener.name.{name.lower()}.ssl.client.auth": "required"
-           for name in (BROKER_LISTENER, CONTROLLER_LISTENER) if name in names},
-        # Any certificate of the cluster CA whose subject says OU=kafka-broker is a broker (and
-        # in KRaft mode OU=kafka-controller a controller).
-        "ssl.principal.mapping.rules": ",".join([
-            principal_rule(BROKER_PRINCIPAL),
-            *([principal_rule(CONTROLLER_PRINCIPAL)] if knows_quorum else []), "DEFAULT"]),
-        "sasl.enabled.mechanisms": SASL_MECHANISM,
-        "authorizer.class.name": AUTHORIZERS["kraft" if kraft else "zookeeper"],
-        "allow.everyone.if.no.acl.found": "false",
-        "super.users": ";".join(super_users(users, knows_quorum)
-                                + (["User:ANONYMOUS"] if migration else [])),
-    }
-    if BROKER_LISTENER in names or dials_brokers:
-        props["inter.broker.listener.name"] = \
-            PLAINTEXT_LISTENER if plaintext_replication else BROKER_LISTENER
-    if mode.zookeeper_client:
-        props["zookeeper.set.acl"] = "false" if plaintext_replication else "true"
-        if zookeeper_tls:
-            props.update(zookeeper_tls_properties(props))
-    for lst in broker["listeners"]:
-        if lst["protocol"] == "SASL_SSL":
-            prefix = f"listener.name.{lst['name'].lower()}"
-            props[f"{prefix}.sasl.enabled.mechanisms"] = SASL_MECHANISM
-            props[f"{prefix}.{SASL_MECHANISM.lower()}.sasl.jaas.config"] = \
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-    return props
-
-
 def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listeners") -> list[str]:
     """Problems of a host's extra listeners: each a mapping with a new name, a port and a TLS
     protocol (SE-01)."""
@@ -335,87 +201,6 @@ def listener_problems(listeners: Any, variable: str = "kafka_broker_extra_listen
     return problems
 
 
-def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int) -> dict[str, str]:
-    """What a node of a cluster in KRaft mode is, and how it finds the quorum (KR-02, KR-06)."""
-    return {
-        "process.roles": roles,
-        "node.id": str(node_id),
-        "controller.quorum.voters": str(cluster["controller_quorum_voters"]),
-        "controller.listener.names": CONTROLLER_LISTENER,
-    }
-
-
-def migration_properties(cluster: Mapping[str, Any], mode: NodeMode) -> dict[str, str]:
-    """What a node migrating the cluster from ZooKeeper (KR-09) adds: the migration switch, and
-    for a controller the ensemble it copies and then writes."""
-    if not mode.migrating:
-        return {}
-    return {MIGRATION_KEY: "true",
-            **({"zookeeper.connect": str(cluster["zookeeper_connect"])} if mode.kraft else {})}
-
-
-def controller_properties(cluster: Mapping[str, Any], controller: Mapping[str, Any],
-                          mode: NodeMode) -> dict[str, str]:
-    """server.properties values the cluster model decides for one KRaft controller."""
-    return {
-        **kraft_properties(cluster, "controller", int(controller["node_id"])),
-        "listeners": f"{CONTROLLER_LISTENER}://{controller['address']}:{controller['port']}",
-        "log.dirs": str(controller["metadata_dir"]),
-        **migration_properties(cluster, mode),
-    }
-
-
-def controller_listener(controller: Mapping[str, Any]) -> dict[str, Any]:
-    """A controller's CONTROLLER listener, in the shape of a broker's listener of the model."""
-    return {"name": CONTROLLER_LISTENER, "protocol": "SSL", "address": controller["address"],
-            "advertised_host": controller["address"], "port": controller["port"]}
-
-
-def controller_node(controller: Mapping[str, Any]) -> dict[str, Any]:
-    """A controller in the shape of a broker of the model: what the rest of the context reads."""
-    return {"id": controller["node_id"], "rack": controller.get("rack"),
-            "address": controller["address"], "port": controller["port"],
-            "log_dirs": [controller["metadata_dir"]],
-            "listeners": [controller_listener(controller)]}
-
-
-def combined_node(broker: Mapping[str, Any], controller: Mapping[str, Any]) -> dict[str, Any]:
-    """A broker that is also a controller (combined mode, KR-04): its listeners and the
-    CONTROLLER one. Its metadata log lives in its first log directory, as Kafka's default is."""
-    return {**broker, "listeners": [*broker["listeners"], controller_listener(controller)]}
-
-
-def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
-                     mode: NodeMode, roles: str = "broker") -> dict[str, str]:
-    """server.properties values the cluster model decides for one broker (in KRaft mode with
-    ``roles``: broker, or broker,controller for a combined node)."""
-    props = {
-        **(kraft_properties(cluster, roles, int(broker["id"])) if mode.kraft
-           else {"broker.id": str(broker["id"]),
-                 "zookeeper.connect": str(cluster["zookeeper_connect"]),
-                 **migration_properties(cluster, mode),
-                 **({"controller.quorum.voters": str(cluster["controller_quorum_voters"]),
-                     "controller.listener.names": CONTROLLER_LISTENER}
-                    if mode.knows_quorum else {})}),
-        "listeners": ",".join(f"{lst['name']}://{lst['address']}:{lst['port']}"
-                              for lst in broker["listeners"]),
-        # Clients never dial a combined node's CONTROLLER listener: the brokers and controllers
-        # find it in controller.quorum.voters.
-        "advertised.listeners": ",".join(f"{lst['name']}://{lst['advertised_host']}:{lst['port']}"
-                                         for lst in broker["listeners"]
-                                         if lst["name"] != CONTROLLER_LISTENER),
-        "log.dirs": ",".join(broker["log_dirs"]),
-        "default.replication.factor": str(cluster["replication_factor"]),
-        "min.insync.replicas": str(cluster["min_insync_replicas"]),
-        "unclean.leader.election.enable": "false",
-        "auto.create.topics.enable": "false",
-        "controlled.shutdown.enable": "true",
-    }
-    if broker.get("rack"):
-        props["broker.rack"] = str(broker["rack"])
-    return props
-
-
 def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None) -> list[str]:
     """Problems of ``kafka_broker_extra_properties``: typos of known keys, keys the role sets
     through its own variables, values contradicting the cluster model (when given), multi-line or
@@ -432,8 +217,8 @@ def extra_properties_problems(extra: Any, model: Mapping[str, str] | None = None
         elif key in VARIABLE_KEYS:
             problems.append(f"{where} is set by the role: use {VARIABLE_KEYS[key]}")
         elif key in MODEL_KEYS:
-            if model is not None and model.get(key) != _as_text(value):
-                problems.append(f"{where}={_as_text(value)} contradicts the cluster model, which "
+            if model is not None and model.get(key) != as_text(value):
+                problems.append(f"{where}={as_text(value)} contradicts the cluster model, which "
                                 f"gives {key}={model.get(key, '(unset)')}; change the inventory "
                                 "instead (kafka_broker_id, rack, data disks, cluster settings)")
         elif key not in KNOWN_KEYS:
@@ -481,14 +266,118 @@ def thread_counts(cores: int, disks: int, network: int, io: int) -> tuple[int, i
     return net, ios
 
 
-def log_configuration(release: str, conf_dir: str) -> dict[str, str]:
-    """The broker's logging configuration: log4j 1.x properties read by reload4j on Kafka 3,
-    log4j2 YAML on Kafka 4 (which dropped reload4j). KB-22"""
-    if kafka_major(release) < 4:
-        return {"template": "log4j.properties.j2", "dest": f"{conf_dir}/log4j.properties",
-                "option": f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties"}
-    return {"template": "log4j2.yaml.j2", "dest": f"{conf_dir}/log4j2.yaml",
-            "option": f"-Dlog4j2.configurationFile={conf_dir}/log4j2.yaml"}
+def kafka_node(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> KafkaNode:
+    """The host's node: a broker, a dedicated controller in a broker's shape, or a combined node
+    (KR-04). Raises ``ValueError`` on the settings' problems, a host that is no Kafka node, or
+    listeners sharing a port."""
+    problems = settings_problems(settings)
+    # A controller on a host of its own (dedicated), or one that is also a broker (combined).
+    controller = cluster.get("controllers_by_host", {}).get(host)
+    combined = controller is not None and bool(controller.get("combined"))
+    mode = node_mode(controller is not None, str(cluster.get("metadata_mode", "zookeeper")),
+                     str(cluster.get("kraft_migration") or ""))
+    broker = cluster["brokers_by_host"].get(host)
+    if controller is not None and not combined:
+        broker = controller_node(controller)
+    elif combined and broker is not None:
+        broker = combined_node(broker, controller)
+    if broker is None:
+        problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
+    else:
+        problems += [f"listeners share a port: {clash}" for clash in port_clashes(
+            (lst["name"], lst["port"]) for lst in broker["listeners"])]
+    if problems or broker is None:
+        raise ValueError("; ".join(problems))
+    return KafkaNode(broker, controller, mode)
+
+
+def with_extra_properties(managed: dict[str, str],
+                          declared: Mapping[Any, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """The managed lines after the extra properties, and the extras left to render apart.
+    Raises ``ValueError`` on an extra contradicting a managed line."""
+    extra = {str(k): as_text(v) for k, v in declared.items()}
+    contradictions = extra_properties_problems(extra, managed)
+    if contradictions:
+        raise ValueError("; ".join(contradictions))
+    # Extras may tune a derived value (replica.fetch.max.bytes, offsets.*); the model's own keys
+    # passed the contradiction check above, so they equal the managed value.
+    managed.update({k: v for k, v in extra.items() if k in managed})
+    return managed, {k: v for k, v in extra.items() if k not in managed}
+
+
+def identity_section(cluster: Mapping[str, Any], host: str, node: KafkaNode,
+                     get: Callable[[str], Any], paths: Layout,
+                     model: Mapping[str, str]) -> dict[str, Any]:
+    """Who the node is, where it lives and what it is (its mode, kind and principal)."""
+    broker, mode = node.broker, node.mode
+    kraft, dedicated = mode.kraft, node.dedicated
+    return {
+        "host": host,
+        "id": int(broker["id"]),
+        "rack": broker.get("rack") or "",
+        "address": str(broker["address"]),
+        "port": int(broker["port"]),
+        "user": str(get("user")),
+        "group": str(get("group")),
+        "conf_dir": paths.conf_dir,
+        "log_dir": paths.log_dir,
+        "install_dir": paths.install_dir,
+        "release": paths.release,
+        # The release's own documentation, as Kafka's site names it (39 for 3.9.x).
+        "docs_url": "https://kafka.apache.org/{}/documentation.html".format(
+            "".join(map(str, release_key(paths.release)[:2]))),
+        "log_config": paths.log_config,
+        "log_dirs": list(broker["log_dirs"]),
+        "zookeeper_connect": str(cluster["zookeeper_connect"]) if mode.zookeeper_client else "",
+        # The node logs in to ZooKeeper (its JAAS file and secret, SE-07).
+        "zookeeper_client": mode.zookeeper_client,
+        # zookeeper, or kraft: then process_roles says whether this node is a broker or a
+        # controller, and its storage is formatted with cluster_id (KR-07).
+        "metadata_mode": "kraft" if kraft else "zookeeper",
+        "process_roles": model.get("process.roles", ""),
+        "cluster_id": str(cluster.get("cluster_id", "")) if kraft else "",
+        # The OU of the host's certificate, which maps to its principal (SE-03, KR-06).
+        # A combined node serves clients and dials brokers as a broker.
+        "principal": CONTROLLER_PRINCIPAL if dedicated else BROKER_PRINCIPAL,
+        # What the node is, as its unit and server.properties describe it.
+        "kind": "controller" if dedicated
+        else "broker and controller" if node.combined else "broker",
+        "mode_note": ("KRaft mode" if kraft else "ZooKeeper mode (no process.roles)")
+        + (", migrating the cluster from ZooKeeper to KRaft" if mode.migrating else ""),
+    }
+
+
+def admin_section(cluster: Mapping[str, Any], node: KafkaNode, paths: Layout,
+                  admin_client: Mapping[str, str]) -> dict[str, Any]:
+    """How the node reaches the cluster: its members, listeners and the admin helper."""
+    broker, conf_dir = node.broker, paths.conf_dir
+    migration = str(cluster.get("security_migration") or "")
+    return {
+        # Every Kafka node's id by host: the roll's member ids.
+        "ids_by_host": {**{b["host"]: int(b["id"]) for b in cluster["brokers"]},
+                        **{c["host"]: int(c["node_id"])
+                           for c in (cluster.get("controllers", ()) if node.mode.kraft else ())}},
+        "bootstrap_servers": str(cluster["bootstrap_servers"]),
+        "admin_bootstrap_servers": str(cluster["admin_bootstrap_servers"]),
+        "listeners": [dict(lst) for lst in broker["listeners"]],
+        # SE-10: the step of securing in place this run builds, and whether it is the one that
+        # puts ACLs on the znodes the brokers wrote before they logged in.
+        "security_step": target_step(migration),
+        "secure_existing_znodes": migration == "tls_replication",
+        "admin_script": ADMIN_SCRIPT,
+        # The admin helper's command line with this cluster's bootstrap servers.
+        "admin_argv": [ADMIN_SCRIPT, "--bootstrap", str(cluster["admin_bootstrap_servers"]),
+                       "--conf", conf_dir, "--libs", f"{paths.install_dir}/libs",
+                       "--java", f"{paths.java_home}/bin/java"],
+        # KR-11: a controller's unit ends its start once its registration with the quorum is in
+        # the metadata log, and fails one whose registration Kafka dropped.
+        "registration_argv": [ADMIN_SCRIPT, "--conf", conf_dir, "registration",
+                              "--wait", str(REGISTRATION_WAIT_S)] if node.dedicated else [],
+        "admin_client_config": f"{conf_dir}/admin-client.properties",
+        "admin_client_properties": java_properties(admin_client),
+        "jaas_file": paths.jaas,
+        "tls": paths.tls,
+    }
 
 
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
@@ -506,265 +395,49 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     contradict the model, or a host that is neither a broker nor a controller: the role asserts
     them first.
     """
-    problems = settings_problems(settings)
-    # A controller on a host of its own (dedicated), or one that is also a broker (combined).
-    controller = cluster.get("controllers_by_host", {}).get(host)
-    combined = controller is not None and bool(controller.get("combined"))
-    dedicated = controller is not None and not combined
-    mode = node_mode(controller is not None, str(cluster.get("metadata_mode", "zookeeper")),
-                     str(cluster.get("kraft_migration") or ""))
-    kraft = mode.kraft
-    broker = cluster["brokers_by_host"].get(host)
-    if dedicated:
-        broker = controller_node(controller)
-    elif combined and broker is not None:
-        broker = combined_node(broker, controller)
-    if broker is None:
-        problems.append(f"{host} is not a broker of the cluster (no kafka_broker_id?)")
-    else:
-        problems += [f"listeners share a port: {clash}" for clash in port_clashes(
-            (lst["name"], lst["port"]) for lst in broker["listeners"])]
-    if problems:
-        raise ValueError("; ".join(problems))
+    node = kafka_node(cluster, host, settings)
+    broker = node.broker
 
     def get(name: str) -> Any:
         return setting(settings, f"kafka_broker_{name}")
 
-    conf_dir = str(get("conf_dir")).rstrip("/")
-    log_dir = str(get("log_dir")).rstrip("/")
-    install_dir = str(get("install_dir")).rstrip("/")
-    release = str(get("version"))
-    log_config = log_configuration(release, conf_dir)
-    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
+    paths = layout(get)
     # A combined node runs the broker's heap: the controller's share of it is small (KR-04).
-    heap = int(setting(settings, "kafka_controller_heap_mb") if dedicated else get("heap_mb"))
-    message_max = int(get("message_max_bytes"))
-    network, io = thread_counts(int(settings.get("kafka_broker_cores") or 1),
-                                len(broker["log_dirs"]), int(get("num_network_threads")),
-                                int(get("num_io_threads")))
-    brokers = len(cluster["brokers"])
-    dedupe_mb = min(int(get("log_cleaner_dedupe_buffer_mb")), max(1, heap // 4))
-    tls_dir = str(get("tls_dir")).rstrip("/")
-    tls = {
-        "dir": tls_dir,
-        "trust": f"{tls_dir}/trust.pem",
-        "keystore": f"{tls_dir}/keystore.p12",
-        "secrets": f"{tls_dir}/secrets.properties",
-    }
-    migration = str(cluster.get("security_migration") or "")
-    security = security_properties(broker, tls, get("users"), migration, mode,
-                                   bool(cluster.get("zookeeper_over_tls")))
-    model = controller_properties(cluster, controller, mode) if dedicated \
-        else model_properties(cluster, broker, mode,
-                              "broker,controller" if combined else "broker")
-    # A dedicated controller serves no topic: the brokers' settings below are not its.
-    broker_only = {} if dedicated else {
-        "num.partitions": str(int(get("num_partitions"))),
-        "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
-        "auto.leader.rebalance.enable": _as_text(bool(get("auto_leader_rebalance_enable"))),
-        "delete.topic.enable": _as_text(bool(get("delete_topic_enable"))),
-        "log.retention.ms": str(int(get("log_retention_ms"))),
-        "log.segment.bytes": str(int(get("log_segment_bytes"))),
-        "message.max.bytes": str(message_max),
-        "replica.fetch.max.bytes": str(max(message_max, 1048576)),
-        "log.cleaner.enable": "true",
-        "log.cleaner.dedupe.buffer.size": str(dedupe_mb * 1024 * 1024),
-        "offsets.topic.replication.factor": str(min(3, brokers)),
-        "transaction.state.log.replication.factor": str(min(3, brokers)),
-        "transaction.state.log.min.isr": str(min(2, brokers)),
-    }
-    managed = {
-        **model,
-        **security,
-        **broker_only,
-        "num.network.threads": str(network),
-        "num.io.threads": str(io),
-        **({} if not mode.zookeeper_client else {
-            "zookeeper.session.timeout.ms": str(int(get("zookeeper_session_timeout_ms")))}),
-    }
-    extra = {str(k): _as_text(v) for k, v in get("extra_properties").items()}
-    contradictions = extra_properties_problems(extra, managed)
-    if contradictions:
-        raise ValueError("; ".join(contradictions))
-    # Extras may tune a derived value (replica.fetch.max.bytes, offsets.*); the model's own keys
-    # passed the contradiction check above, so they equal the managed value.
-    managed.update({k: v for k, v in extra.items() if k in managed})
-    extra = {k: v for k, v in extra.items() if k not in managed}
-
-    jaas = f"{conf_dir}/kafka-jaas.conf"
-    # SE-05: JMX only with a password file and TLS, configured in files, never on the command
-    # line (which any local user can read).
-    jmx_enabled = bool(get("jmx_enabled"))
-    jmx = {
-        "enabled": jmx_enabled,
-        "config": f"{conf_dir}/jmx.properties",
-        "password_file": f"{conf_dir}/jmx.password",
-        "access_file": f"{conf_dir}/jmx.access",
-        "ssl_config": f"{conf_dir}/jmx-ssl.properties",
-        "properties": java_properties({
-            "com.sun.management.jmxremote.port": int(get("jmx_port")),
-            "com.sun.management.jmxremote.rmi.port": int(get("jmx_port")),
-            "com.sun.management.jmxremote.host": str(get("jmx_address")),
-            "com.sun.management.jmxremote.authenticate": "true",
-            "com.sun.management.jmxremote.password.file": f"{conf_dir}/jmx.password",
-            "com.sun.management.jmxremote.access.file": f"{conf_dir}/jmx.access",
-            "com.sun.management.jmxremote.ssl": "true",
-            "com.sun.management.jmxremote.registry.ssl": "true",
-            "com.sun.management.jmxremote.ssl.config.file": f"{conf_dir}/jmx-ssl.properties",
-        }),
-        "user": "monitor",
-    }
+    heap = int(setting(settings, "kafka_controller_heap_mb") if node.dedicated
+               else get("heap_mb"))
+    threads = thread_counts(int(settings.get("kafka_broker_cores") or 1), len(broker["log_dirs"]),
+                            int(get("num_network_threads")), int(get("num_io_threads")))
+    model, security, managed = node_properties(cluster, node, paths.tls, get, threads, heap)
+    managed, extra = with_extra_properties(managed, get("extra_properties"))
+    jmx = jmx_section(get, paths.conf_dir)
     jmx_options = [f"-Dcom.sun.management.config.file={jmx['config']}",
-                   f"-Djava.rmi.server.hostname={get('jmx_address')}"] if jmx_enabled else []
-    admin_client = {
-        "bootstrap.servers": str(cluster["admin_bootstrap_servers"]),
-    } if migration else {
-        "bootstrap.servers": str(cluster["admin_bootstrap_servers"]),
-        "security.protocol": "SSL",
-        "config.providers": "file",
-        "config.providers.file.class":
-            "org.apache.kafka.common.config.provider.FileConfigProvider",
-        "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.location": tls["keystore"],
-        "ssl.keystore.password": security["ssl.keystore.password"],
-        "ssl.key.password": security["ssl.key.password"],
-        "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": tls["trust"],
-    }
-    metrics = jmx_agent(get, settings, str(broker["address"]), conf_dir)
-    jvm_options = [
-        f"-Xms{heap}m", f"-Xmx{heap}m",
-        "-XX:+UseG1GC",
-        f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
-        f"-XX:InitiatingHeapOccupancyPercent={int(get('gc_initiating_heap_occupancy_percent'))}",
-        "-XX:+DisableExplicitGC",
-        "-XX:+ExitOnOutOfMemoryError",
-        f"-Xlog:gc*:file={log_dir}/gc.log:time,uptime,level,tags"
-        f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
-        "-Djava.awt.headless=true",
-        f"-Dkafka.logs.dir={log_dir}",
-        log_config["option"],
-        # SE-07: the brokers' ZooKeeper login (the Client section).
-        *([f"-Djava.security.auth.login.config={jaas}"] if mode.zookeeper_client else []),
-        *jmx_options,
-        *([metrics["option"]] if metrics["enabled"] else []),
-        *[str(o) for o in get("jvm_extra_opts")],
-    ]
-    # One check never waits longer than the whole gate may.
-    health_wait_s = min(HEALTH_WAIT_S, int(setting(settings, "kafka_broker_restart_timeout_s")))
-    broker_ids = [int(b["id"]) for b in cluster["brokers"]]
-    controller_ids = [int(c["node_id"]) for c in cluster.get("controllers", ())] if kraft else []
-    # The health gate of the roll: in KRaft mode every member of this node's kind caught up with
-    # the metadata log (KR-08), and for brokers every partition fully replicated (OP-02). Where
-    # brokers are controllers too (combined), the brokers' roll restarts voters: every voter
-    # caught up as well.
-    any_combined = any(c.get("combined") for c in cluster.get("controllers", ()))
-    members = controller_ids if dedicated else list(dict.fromkeys(
-        broker_ids + (controller_ids if any_combined else [])))
-
-    def health_argv(ids: list[int]) -> list[str]:
-        return ["health", "--ids", ",".join(map(str, ids)),
-                *(["--max-lag", str(int(cluster["metadata_max_lag"]))] if kraft else []),
-                "--wait", str(health_wait_s)]
-
-    # After the converge, the nodes of this node's play: a combined voter starts in the brokers'
-    # play, after the dedicated controllers'.
-    play_members = [int(c["node_id"]) for c in cluster.get("controllers", ())
-                    if not c.get("combined")] if dedicated else members
-    read_write = [*broker["log_dirs"], log_dir]
+                   f"-Djava.rmi.server.hostname={get('jmx_address')}"] if jmx["enabled"] else []
+    admin_client = admin_client_properties(cluster, paths.tls, security,
+                                           str(cluster.get("security_migration") or ""))
+    metrics = jmx_agent(get, settings, str(broker["address"]), paths.conf_dir)
+    options = jvm_options(get, paths, heap, node.mode, jmx_options, metrics)
+    health = health_section(cluster, int(setting(settings, "kafka_broker_restart_timeout_s")),
+                            node.dedicated, node.mode.kraft)
+    read_write = [*broker["log_dirs"], paths.log_dir]
     return {
-        "host": host,
-        "id": int(broker["id"]),
-        "rack": broker.get("rack") or "",
-        "address": str(broker["address"]),
-        "port": int(broker["port"]),
-        "user": str(get("user")),
-        "group": str(get("group")),
-        "conf_dir": conf_dir,
-        "log_dir": log_dir,
-        "install_dir": install_dir,
-        "release": release,
-        # The release's own documentation, as Kafka's site names it (39 for 3.9.x).
-        "docs_url": "https://kafka.apache.org/{}/documentation.html".format(
-            "".join(map(str, release_key(release)[:2]))),
-        "log_config": log_config,
-        "log_dirs": list(broker["log_dirs"]),
-        "zookeeper_connect": str(cluster["zookeeper_connect"]) if mode.zookeeper_client else "",
-        # The node logs in to ZooKeeper (its JAAS file and secret, SE-07).
-        "zookeeper_client": mode.zookeeper_client,
-        # zookeeper, or kraft: then process_roles says whether this node is a broker or a
-        # controller, and its storage is formatted with cluster_id (KR-07).
-        "metadata_mode": "kraft" if kraft else "zookeeper",
-        "process_roles": model.get("process.roles", ""),
-        "cluster_id": str(cluster.get("cluster_id", "")) if kraft else "",
-        # The OU of the host's certificate, which maps to its principal (SE-03, KR-06).
-        # A combined node serves clients and dials brokers as a broker.
-        "principal": CONTROLLER_PRINCIPAL if dedicated else BROKER_PRINCIPAL,
-        # What the node is, as its unit and server.properties describe it.
-        "kind": "controller" if dedicated else "broker and controller" if combined else "broker",
-        "mode_note": ("KRaft mode" if kraft else "ZooKeeper mode (no process.roles)")
-        + (", migrating the cluster from ZooKeeper to KRaft" if mode.migrating else ""),
-        # Every Kafka node's id by host: the roll's member ids.
-        "ids_by_host": {**{b["host"]: int(b["id"]) for b in cluster["brokers"]},
-                        **{c["host"]: int(c["node_id"])
-                           for c in (cluster.get("controllers", ()) if kraft else ())}},
-        "bootstrap_servers": str(cluster["bootstrap_servers"]),
-        "admin_bootstrap_servers": str(cluster["admin_bootstrap_servers"]),
-        "listeners": [dict(lst) for lst in broker["listeners"]],
-        # SE-10: the step of securing in place this run builds, and whether it is the one that
-        # puts ACLs on the znodes the brokers wrote before they logged in.
-        "security_step": target_step(migration),
-        "secure_existing_znodes": migration == "tls_replication",
-        "admin_script": ADMIN_SCRIPT,
-        # The admin helper's command line with this cluster's bootstrap servers.
-        "admin_argv": [ADMIN_SCRIPT, "--bootstrap", str(cluster["admin_bootstrap_servers"]),
-                       "--conf", conf_dir, "--libs", f"{install_dir}/libs",
-                       "--java", f"{java_home}/bin/java"],
-        # KR-11: a controller's unit ends its start once its registration with the quorum is in
-        # the metadata log, and fails one whose registration Kafka dropped.
-        "registration_argv": [ADMIN_SCRIPT, "--conf", conf_dir, "registration",
-                              "--wait", str(REGISTRATION_WAIT_S)] if dedicated else [],
-        "admin_client_config": f"{conf_dir}/admin-client.properties",
-        "admin_client_properties": java_properties(admin_client),
-        "jaas_file": jaas,
-        "tls": tls,
+        **identity_section(cluster, host, node, get, paths, model),
+        **admin_section(cluster, node, paths, admin_client),
         "jmx": jmx,
         "metrics": metrics,
         # Names for the certificate's subject alternative names: every name a client may dial.
         "tls_names": sorted({host, str(broker["address"]),
                              *(str(lst["advertised_host"]) for lst in broker["listeners"])}),
-        "broker_ids": broker_ids,
+        "broker_ids": [int(b["id"]) for b in cluster["brokers"]],
         "racks_by_id": {str(b["id"]): b.get("rack") or "" for b in cluster["brokers"]},
         "server_properties": java_properties(managed),
         "extra_properties": java_properties(extra),
         "heap_mb": heap,
-        "java": {
-            "binary": f"{java_home}/bin/java",
-            # The versioned directory, not the install_dir symlink: a broker still running the
-            # old release while the roll reaches the others keeps loading its own jars.
-            "classpath": f"{install_dir}-{release}/libs/*",
-            "options": jvm_options,
-            "main_class": MAIN_CLASS,
-            "config": f"{conf_dir}/server.properties",
-        },
+        "java": java_section(paths, options),
         "nofile_limit": max(100000, int(setting(settings, "os_tuning_nofile_limit"))),
         "read_write_paths": read_write,
-        "directories": service_directories(conf_dir, read_write, str(get("user")),
+        "directories": service_directories(paths.conf_dir, read_write, str(get("user")),
                                            str(get("group")), metrics),
         "sandbox": sandbox(),
-        # OP-03: the files the broker reads only at start; it restarts when one changed after it
-        # started. The TLS stores are not among them for a ZooKeeper-mode broker: the running
-        # broker reloads them (SE-02). A node that talks to the KRaft quorum restarts for them:
-        # its connection to the controllers keeps the certificate and trust it started with.
-        "restart_files": [f"{conf_dir}/server.properties", log_config["dest"],
-                          f"{conf_dir}/release", f"{SYSTEMD_UNIT_DIR}/kafka.service",
-                          tls["secrets"], *([jaas] if mode.zookeeper_client else []), jmx["config"],
-                          jmx["password_file"], jmx["access_file"], jmx["ssl_config"],
-                          *([tls["keystore"], tls["trust"]] if mode.knows_quorum else [])],
-        # The admin helper's arguments for the health gate of the roll, and for the check that
-        # ends the converge of this node's play.
-        "health_args": health_argv(members),
-        "verify_args": health_argv(play_members),
-        "health_wait_s": health_wait_s,
-        "health_poll_s": HEALTH_POLL_S,
+        "restart_files": restart_files(paths, jmx, node.mode),
+        **health,
     }
