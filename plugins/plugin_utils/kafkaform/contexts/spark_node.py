@@ -9,7 +9,8 @@ and give the result to every template of ``templates/spark_node/`` under the nam
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .. import tls_policy
@@ -153,6 +154,266 @@ def node_problems(cluster: Mapping[str, Any], host: str,
     return problems
 
 
+@dataclass(frozen=True)
+class _Node:
+    """One node's settings resolved once: what the section builders below share, so each reads
+    only its concern's part."""
+
+    host: str
+    get: Callable[[str], Any]
+    cluster: Mapping[str, Any]
+    model: Mapping[str, Any]  # the node's entry in the model (a master's, else a worker's)
+    masters: Mapping[str, Mapping[str, Any]]
+    workers: Mapping[str, Mapping[str, Any]]
+    home: str
+    conf_dir: str
+    home_dir: str
+    log_dir: str
+    python_env: str
+    java_home: str
+    bind_address: str
+    history: bool
+    event_log_dir: str
+    shared_dir: str
+    recovery_mode: str
+    work_dir: str
+    local_dir: str
+    recovery_dir: str
+    python: str
+
+    @property
+    def is_master(self) -> bool:
+        return self.host in self.masters
+
+    @property
+    def is_worker(self) -> bool:
+        return self.host in self.workers
+
+    @property
+    def recovers(self) -> bool:
+        """The master keeps its state on disk to recover it after a restart."""
+        return self.recovery_mode == "FILESYSTEM"
+
+
+def _node(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> _Node:
+    """The node's settings, a missing one taking the role default, its paths without a
+    trailing slash."""
+
+    def get(name: str) -> Any:
+        return setting(settings, f"spark_node_{name}")
+
+    def path(name: str) -> str:
+        return str(get(name)).rstrip("/")
+
+    masters = {n["host"]: n for n in cluster["spark_masters"]}
+    workers = {n["host"]: n for n in cluster["spark_workers"]}
+    model = masters.get(host) or workers[host]
+    home_dir = path("home_dir")
+    python_env = path("python_env")
+    return _Node(host=host, get=get, cluster=cluster, model=model, masters=masters,
+                 workers=workers, home=path("install_dir"), conf_dir=path("conf_dir"),
+                 home_dir=home_dir, log_dir=path("log_dir"), python_env=python_env,
+                 java_home=str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/"),
+                 bind_address=str(get("bind_address") or model["address"]),
+                 history=bool(get("history_server_enabled")),
+                 event_log_dir=path("event_log_dir"),
+                 shared_dir=str(cluster["spark_shared_dir"]).rstrip("/"),
+                 recovery_mode=str(get("master_recovery_mode")), work_dir=f"{home_dir}/work",
+                 local_dir=f"{home_dir}/tmp", recovery_dir=f"{home_dir}/recovery",
+                 python=f"{python_env}/bin/python")
+
+
+def _environment(node: _Node, cores: int, memory_mb: int) -> dict[str, str]:
+    """spark-env.sh, without its empty values. It is read both by systemd (EnvironmentFile=)
+    and by Spark's own scripts (load-spark-env.sh sources it under `set -a`): plain KEY="value"
+    lines suit both."""
+    get = node.get
+    environment = {
+        "JAVA_HOME": node.java_home,
+        "SPARK_HOME": node.home,
+        "SPARK_CONF_DIR": node.conf_dir,
+        # Spark's scripts export this; the worker's launcher needs it to build executor class paths.
+        "SPARK_SCALA_VERSION": SCALA_BINARY_VERSION,
+        "SPARK_LOG_DIR": node.log_dir,
+        # Bind to this address only; advertise the inventory name (else Spark advertises an IP).
+        "SPARK_LOCAL_IP": node.bind_address,
+        "SPARK_LOCAL_HOSTNAME": str(node.model["address"]),
+        "SPARK_LOCAL_DIRS": node.local_dir,
+        "SPARK_MASTER_HOST": node.bind_address if node.is_master else "",
+        # The model computes the port, and the master URL from it.
+        "SPARK_MASTER_PORT": str(int(node.model["master_port"])),
+        "SPARK_MASTER_WEBUI_PORT": str(int(get("master_webui_port"))),
+        "SPARK_WORKER_CORES": str(cores),
+        "SPARK_WORKER_MEMORY": f"{memory_mb}m",
+        "SPARK_WORKER_PORT": str(int(get("worker_port"))),
+        "SPARK_WORKER_WEBUI_PORT": str(int(get("worker_webui_port"))),
+        "SPARK_WORKER_DIR": node.work_dir,
+        "PYSPARK_PYTHON": node.python,
+        "PYSPARK_DRIVER_PYTHON": node.python,
+    }
+    return {k: v for k, v in environment.items() if v != ""}
+
+
+def _ui_defaults(tls: Mapping[str, str]) -> dict[str, Any]:
+    """SE-09: every web UI (master, workers, history server, drivers) over TLS with the host's
+    certificate; the plain ports only redirect. The keystore password is written below the
+    managed block by the role, like the cluster's secret. spark.ssl.enabled, not each UI's own
+    switch: the UIs inherit spark.ssl.keyStore and the rest only from an enabled spark.ssl
+    (SSLOptions.parse); RPC never inherits it and keeps spark.network.crypto."""
+    return {
+        "spark.ssl.enabled": "true",
+        "spark.ssl.keyStore": tls["keystore"],
+        "spark.ssl.keyStoreType": "PKCS12",
+        "spark.ssl.protocol": "TLSv1.3",
+        # TLS 1.2+ with AEAD suites only (SE-17, kafkaform.tls_policy).
+        "spark.ssl.enabledAlgorithms": ",".join(tls_policy.JAVA_SUITES),
+        # The UIs authenticate no one: they show state, they kill nothing.
+        "spark.ui.killEnabled": "false",
+    }
+
+
+def _defaults(node: _Node) -> dict[str, Any]:
+    """spark-defaults.conf's managed block (:data:`MANAGED_DEFAULTS`), before its extra
+    settings."""
+    connectors = connector_dir(node.home)
+    defaults: dict[str, Any] = {
+        "spark.master": node.cluster["spark_master_url"],
+        # The connector sits outside jars/ so the release stays as shipped; both class paths name
+        # it, so no application needs --packages (no Maven at run time). SP-02
+        "spark.driver.extraClassPath": f"{connectors}/*",
+        "spark.executor.extraClassPath": f"{connectors}/*",
+        "spark.pyspark.python": node.python,
+        "spark.pyspark.driver.python": node.python,
+        "spark.sql.session.timeZone": "UTC",  # SP-04: one time zone across the pipeline
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.deploy.recoveryMode": node.recovery_mode,
+        "spark.master.rest.enabled": "false",
+        # SE-09: daemons, drivers and executors prove they hold the cluster's secret (written
+        # below this block by the role, from the control node) and encrypt their RPC.
+        "spark.authenticate": "true",
+        "spark.network.crypto.enabled": "true",
+        "spark.worker.cleanup.enabled": "true",
+        "spark.worker.cleanup.appDataTtl": int(node.get("worker_cleanup_ttl_s")),
+        "spark.eventLog.enabled": "true" if node.history else "false",
+        **_ui_defaults(tls_files(node.conf_dir)),
+        **METRICS_SINKS,
+    }
+    if node.recovers:
+        defaults["spark.deploy.recoveryDirectory"] = node.recovery_dir
+    if node.history:
+        defaults["spark.eventLog.dir"] = f"file://{node.event_log_dir}"
+        defaults["spark.history.fs.logDirectory"] = f"file://{node.event_log_dir}"
+        defaults["spark.history.ui.port"] = int(node.get("history_server_port"))
+    return defaults
+
+
+def _java(node: _Node) -> dict[str, Any]:
+    """How every daemon of the node starts its JVM: one heap size, UTC, the node's log4j2."""
+    heap = int(node.get("daemon_heap_mb"))
+    return {
+        "binary": f"{node.java_home}/bin/java",
+        "classpath": f"{node.conf_dir}/:{node.home}/jars/*",
+        "options": [
+            f"-Xms{heap}m", f"-Xmx{heap}m", "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true", "-Duser.timezone=UTC",
+            f"-Dlog4j.configurationFile=file:{node.conf_dir}/log4j2.properties",
+        ],
+    }
+
+
+def _daemon(name: str, description: str, main_class: str, arguments: list[str],
+            read_write_paths: list[str]) -> dict[str, Any]:
+    """One daemon's systemd unit, before its unit file and restart files are known."""
+    return {"name": name, "description": description, "main_class": main_class,
+            "arguments": arguments, "read_write_paths": read_write_paths}
+
+
+def _daemons(node: _Node, reads: list[str]) -> list[dict[str, Any]]:
+    """The node's daemons: a master's (and its history server), a worker's, or both. Each
+    restarts when its unit or anything it reads at start (``reads``, OP-03) changed."""
+    daemons = []
+    if node.is_master:
+        daemons.append(_daemon("spark-master", "Apache Spark standalone master", MASTER_CLASS,
+                               [], [node.home_dir, node.log_dir]))
+        if node.history:
+            daemons.append(_daemon("spark-history", "Apache Spark history server",
+                                   HISTORY_CLASS, [], [node.home_dir, node.log_dir]))
+    if node.is_worker:
+        # Executors run as children of the worker, inside its unit: they need the work and
+        # scratch space and the shared directory applications write their output to.
+        daemons.append(_daemon("spark-worker", "Apache Spark standalone worker", WORKER_CLASS,
+                               [str(node.cluster["spark_master_url"])],
+                               [node.home_dir, node.log_dir, node.shared_dir]))
+    for daemon in daemons:
+        unit_file = f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"
+        daemon["unit_file"] = unit_file
+        daemon["restart_files"] = [*reads, unit_file]
+    return daemons
+
+
+def _directories(node: _Node) -> dict[str, Any]:
+    """The node's directories, those of a feature it does not run empty."""
+    master_keeps = node.is_master and node.recovers
+    return {
+        "home": node.home,
+        "conf_dir": node.conf_dir,
+        "home_dir": node.home_dir,
+        "log_dir": node.log_dir,
+        "work_dir": node.work_dir,
+        "local_dir": node.local_dir,
+        "recovery_dir": node.recovery_dir if node.recovers else "",
+        "event_log_dir": node.event_log_dir if node.history else "",
+        "connector_dir": connector_dir(node.home),
+        "shared_dir": node.shared_dir,
+        # The spark user's own: work, scratch, recovery state and event logs (the master's),
+        # logs, and the shared directory of the sinks and checkpoints.
+        "spark_dirs": [d for d in (node.home_dir, node.work_dir, node.local_dir, node.log_dir,
+                                   node.recovery_dir if master_keeps else "",
+                                   node.event_log_dir if node.is_master and node.history else "",
+                                   node.shared_dir) if d],
+        "python_env": node.python_env,
+        "python": node.python,
+        "bind_address": node.bind_address,
+    }
+
+
+def _tls_ui_url(address: Any, port: Any) -> str:
+    """A web UI's address on its TLS port (:data:`TLS_UI_PORT_OFFSET` above its plain one)."""
+    return f"https://{address}:{int(port) + TLS_UI_PORT_OFFSET}"
+
+
+def _web_uis(node: _Node) -> dict[str, Any]:
+    """The master's URL, the masters' web UIs and this node's, with its TLS material."""
+    get = node.get
+    address = node.model["address"]
+    return {
+        "master_url": str(node.cluster["spark_master_url"]),
+        # Each master's UI on its own TLS port, from the model.
+        "master_webui_urls": [_tls_ui_url(m["address"], m["webui_port"])
+                              for m in node.cluster["spark_masters"]],
+        "tls": tls_files(node.conf_dir),
+        "tls_names": sorted({node.host, str(address)}),
+        # This node's web UIs over TLS (the plain ports redirect to them).
+        "ui_urls": [_tls_ui_url(address, port) for port in (
+            *([int(get("master_webui_port"))] if node.is_master else []),
+            *([int(get("history_server_port"))] if node.is_master and node.history else []),
+            *([int(get("worker_webui_port"))] if node.is_worker else []))],
+    }
+
+
+def _worker_view(workers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The workers as every node sees them (the master waits for them to register)."""
+    return {
+        "worker_hosts": sorted(workers),
+        "worker_addresses": sorted(str(n["address"]) for n in workers.values()),
+        "worker_address_by_host": {h: str(n["address"]) for h, n in sorted(workers.items())},
+        # Each worker's UI on its own TLS port, from the model.
+        "worker_webui_urls": sorted(_tls_ui_url(w["address"], w["webui_port"])
+                                    for w in workers.values()),
+    }
+
+
 def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        resources: Mapping[str, Any]) -> dict[str, Any]:
     """The ``spark_node`` dict the templates of ``templates/spark_node/`` read, for one node.
@@ -168,197 +429,28 @@ def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
     problems = node_problems(cluster, host, settings)
     if problems:
         raise ValueError("; ".join(problems))
-    masters = {n["host"]: n for n in cluster["spark_masters"]}
-    workers = {n["host"]: n for n in cluster["spark_workers"]}
-
-    def get(name: str) -> Any:
-        return setting(settings, f"spark_node_{name}")
-
-    node = masters.get(host) or workers[host]
-    home = str(get("install_dir")).rstrip("/")
-    conf_dir = str(get("conf_dir")).rstrip("/")
-    home_dir = str(get("home_dir")).rstrip("/")
-    log_dir = str(get("log_dir")).rstrip("/")
-    python_env = str(get("python_env")).rstrip("/")
-    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
-    bind_address = str(get("bind_address") or node["address"])
-    master_port = int(node["master_port"])  # the model computes it, and the URL from it
+    node = _node(cluster, host, settings)
     cores, memory_mb = worker_resources(settings, int(resources.get("cores", 1)),
                                         int(resources.get("memory_mb", 0)))
-    history = bool(get("history_server_enabled"))
-    event_log_dir = str(get("event_log_dir")).rstrip("/")
-    shared_dir = str(cluster["spark_shared_dir"]).rstrip("/")
-    connectors = connector_dir(home)
-    work_dir = f"{home_dir}/work"
-    local_dir = f"{home_dir}/tmp"
-    recovery_dir = f"{home_dir}/recovery"
-    recovery_mode = str(get("master_recovery_mode"))
-    python = f"{python_env}/bin/python"
-    tls = tls_files(conf_dir)
-
-    # spark-env.sh is read both by systemd (EnvironmentFile=) and by Spark's own scripts
-    # (load-spark-env.sh sources it under `set -a`): plain KEY="value" lines suit both.
-    environment = {
-        "JAVA_HOME": java_home,
-        "SPARK_HOME": home,
-        "SPARK_CONF_DIR": conf_dir,
-        # Spark's scripts export this; the worker's launcher needs it to build executor class paths.
-        "SPARK_SCALA_VERSION": SCALA_BINARY_VERSION,
-        "SPARK_LOG_DIR": log_dir,
-        # Bind to this address only; advertise the inventory name (else Spark advertises an IP).
-        "SPARK_LOCAL_IP": bind_address,
-        "SPARK_LOCAL_HOSTNAME": str(node["address"]),
-        "SPARK_LOCAL_DIRS": local_dir,
-        "SPARK_MASTER_HOST": bind_address if host in masters else "",
-        "SPARK_MASTER_PORT": str(master_port),
-        "SPARK_MASTER_WEBUI_PORT": str(int(get("master_webui_port"))),
-        "SPARK_WORKER_CORES": str(cores),
-        "SPARK_WORKER_MEMORY": f"{memory_mb}m",
-        "SPARK_WORKER_PORT": str(int(get("worker_port"))),
-        "SPARK_WORKER_WEBUI_PORT": str(int(get("worker_webui_port"))),
-        "SPARK_WORKER_DIR": work_dir,
-        "PYSPARK_PYTHON": python,
-        "PYSPARK_DRIVER_PYTHON": python,
-    }
-    environment = {k: v for k, v in environment.items() if v != ""}
-
-    defaults: dict[str, Any] = {
-        "spark.master": cluster["spark_master_url"],
-        # The connector sits outside jars/ so the release stays as shipped; both class paths name
-        # it, so no application needs --packages (no Maven at run time). SP-02
-        "spark.driver.extraClassPath": f"{connectors}/*",
-        "spark.executor.extraClassPath": f"{connectors}/*",
-        "spark.pyspark.python": python,
-        "spark.pyspark.driver.python": python,
-        "spark.sql.session.timeZone": "UTC",  # SP-04: one time zone across the pipeline
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-        "spark.deploy.recoveryMode": recovery_mode,
-        "spark.master.rest.enabled": "false",
-        # SE-09: daemons, drivers and executors prove they hold the cluster's secret (written
-        # below this block by the role, from the control node) and encrypt their RPC.
-        "spark.authenticate": "true",
-        "spark.network.crypto.enabled": "true",
-        "spark.worker.cleanup.enabled": "true",
-        "spark.worker.cleanup.appDataTtl": int(get("worker_cleanup_ttl_s")),
-        "spark.eventLog.enabled": "true" if history else "false",
-        # SE-09: every web UI (master, workers, history server, drivers) over TLS with the host's
-        # certificate; the plain ports only redirect. The keystore password is written below
-        # this block by the role, like the secret above. spark.ssl.enabled, not each UI's own
-        # switch: the UIs inherit spark.ssl.keyStore and the rest only from an enabled
-        # spark.ssl (SSLOptions.parse); RPC never inherits it and keeps spark.network.crypto.
-        "spark.ssl.enabled": "true",
-        "spark.ssl.keyStore": tls["keystore"],
-        "spark.ssl.keyStoreType": "PKCS12",
-        "spark.ssl.protocol": "TLSv1.3",
-        # TLS 1.2+ with AEAD suites only (SE-17, kafkaform.tls_policy).
-        "spark.ssl.enabledAlgorithms": ",".join(tls_policy.JAVA_SUITES),
-        # The UIs authenticate no one: they show state, they kill nothing.
-        "spark.ui.killEnabled": "false",
-        **METRICS_SINKS,
-    }
-    if recovery_mode == "FILESYSTEM":
-        defaults["spark.deploy.recoveryDirectory"] = recovery_dir
-    if history:
-        defaults["spark.eventLog.dir"] = f"file://{event_log_dir}"
-        defaults["spark.history.fs.logDirectory"] = f"file://{event_log_dir}"
-        defaults["spark.history.ui.port"] = int(get("history_server_port"))
-    extra = {str(k): v for k, v in get("defaults_extra").items()}
-
-    heap = int(get("daemon_heap_mb"))
-    java_options = [
-        f"-Xms{heap}m", f"-Xmx{heap}m", "-XX:+ExitOnOutOfMemoryError",
-        "-Djava.awt.headless=true", "-Duser.timezone=UTC",
-        f"-Dlog4j.configurationFile=file:{conf_dir}/log4j2.properties",
-    ]
-    reads = read_at_start(home, conf_dir)
-    daemons = []
-    if host in masters:
-        daemons.append({
-            "name": "spark-master",
-            "description": "Apache Spark standalone master",
-            "main_class": MASTER_CLASS,
-            "arguments": [],
-            "read_write_paths": [home_dir, log_dir],
-        })
-        if history:
-            daemons.append({
-                "name": "spark-history",
-                "description": "Apache Spark history server",
-                "main_class": HISTORY_CLASS,
-                "arguments": [],
-                "read_write_paths": [home_dir, log_dir],
-            })
-    if host in workers:
-        daemons.append({
-            "name": "spark-worker",
-            "description": "Apache Spark standalone worker",
-            "main_class": WORKER_CLASS,
-            "arguments": [str(cluster["spark_master_url"])],
-            # Executors run as children of the worker, inside its unit: they need the work and
-            # scratch space and the shared directory applications write their output to.
-            "read_write_paths": [home_dir, log_dir, shared_dir],
-        })
-    for daemon in daemons:
-        unit_file = f"{SYSTEMD_UNIT_DIR}/{daemon['name']}.service"
-        daemon["unit_file"] = unit_file
-        daemon["restart_files"] = [*reads, unit_file]
+    reads = read_at_start(node.home, node.conf_dir)
+    daemons = _daemons(node, reads)
     return {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
-        "is_master": host in masters,
-        "is_worker": host in workers,
-        "user": str(get("user")),
-        "group": str(get("group")),
-        "home": home,
-        "conf_dir": conf_dir,
-        "home_dir": home_dir,
-        "log_dir": log_dir,
-        "work_dir": work_dir,
-        "local_dir": local_dir,
-        "recovery_dir": recovery_dir if recovery_mode == "FILESYSTEM" else "",
-        "event_log_dir": event_log_dir if history else "",
-        "connector_dir": connectors,
-        "shared_dir": shared_dir,
-        # The spark user's own: work, scratch, recovery state and event logs (the master's),
-        # logs, and the shared directory of the sinks and checkpoints.
-        "spark_dirs": [d for d in (home_dir, work_dir, local_dir, log_dir,
-                                   recovery_dir if host in masters and recovery_mode == "FILESYSTEM"
-                                   else "",
-                                   event_log_dir if host in masters and history else "",
-                                   shared_dir) if d],
-        "python_env": python_env,
-        "python": python,
-        "bind_address": bind_address,
-        "master_url": str(cluster["spark_master_url"]),
-        # Each master's UI on its own TLS port, from the model.
-        "master_webui_urls": [
-            f"https://{m['address']}:{int(m['webui_port']) + TLS_UI_PORT_OFFSET}"
-            for m in cluster["spark_masters"]],
-        "tls": tls,
-        "tls_names": sorted({host, str(node["address"])}),
-        # This node's web UIs over TLS (the plain ports redirect to them).
-        "ui_urls": [f"https://{node['address']}:{port + TLS_UI_PORT_OFFSET}" for port in (
-            *([int(get("master_webui_port"))] if host in masters else []),
-            *([int(get("history_server_port"))] if host in masters and history else []),
-            *([int(get("worker_webui_port"))] if host in workers else []))],
-        "worker_hosts": sorted(workers),
-        "worker_addresses": sorted(str(n["address"]) for n in workers.values()),
-        "worker_address_by_host": {h: str(n["address"]) for h, n in sorted(workers.items())},
-        # Each worker's UI on its own TLS port, from the model.
-        "worker_webui_urls": sorted(
-            f"https://{w['address']}:{int(w['webui_port']) + TLS_UI_PORT_OFFSET}"
-            for w in workers.values()),
+        "is_master": node.is_master,
+        "is_worker": node.is_worker,
+        "user": str(node.get("user")),
+        "group": str(node.get("group")),
+        **_directories(node),
+        **_web_uis(node),
+        **_worker_view(node.workers),
         "worker_cores": cores,
         "worker_memory_mb": memory_mb,
-        "environment": environment,
-        "defaults": java_properties(defaults),
-        "defaults_extra": java_properties(extra),
-        "java": {
-            "binary": f"{java_home}/bin/java",
-            "classpath": f"{conf_dir}/:{home}/jars/*",
-            "options": java_options,
-        },
+        "environment": _environment(node, cores, memory_mb),
+        "defaults": java_properties(_defaults(node)),
+        "defaults_extra": java_properties({str(k): v
+                                           for k, v in node.get("defaults_extra").items()}),
+        "java": _java(node),
         "daemons": daemons,
         "read_at_start": reads,
         # Each daemon's unit, as kafkaform.platform.install_files takes a templated file.

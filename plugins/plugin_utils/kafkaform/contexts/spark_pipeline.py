@@ -116,6 +116,51 @@ def pipeline_problems(cluster: Mapping[str, Any], host: str,
     return problems
 
 
+def _submit(settings: Mapping[str, Any], name: str, config_file: str) -> list[str]:
+    """The spark-submit command line of the streaming job: its resources, its code, its
+    settings."""
+
+    def number(key: str) -> int:
+        return int(setting(settings, f"spark_pipeline_{key}"))
+
+    cores_max = number("cores_max")
+    return [
+        f"{_path(settings, 'spark_node_install_dir')}/bin/spark-submit",
+        "--name", f"kafkaform-pipeline-{name}",
+        "--deploy-mode", "client",  # standalone runs Python drivers in client mode only
+        "--driver-memory", f"{number('driver_memory_mb')}m",
+        "--executor-memory", f"{number('executor_memory_mb')}m",
+        "--conf", f"spark.executor.cores={number('executor_cores')}",
+        *(["--conf", f"spark.cores.max={cores_max}"] if cores_max else []),
+        f"{_path(settings, 'spark_pipeline_code_dir')}/{MODULE_DIR}/job.py",
+        "--config", config_file,
+    ]
+
+
+def _clients(settings: Mapping[str, Any],
+             client_configs: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Each identity's Kafka user and the client file it logs in with."""
+    users = dict(setting(settings, "spark_pipeline_kafka_users"))
+    return {identity: {"user": str(users[identity]), "config": client_configs[identity]}
+            for identity in IDENTITIES}
+
+
+def _job_config(cluster: Mapping[str, Any], settings: Mapping[str, Any], name: str,
+                data_dir: str, clients: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """pipeline.properties: what the job reads, where it writes, how it reports progress."""
+    return {
+        "name": name,
+        "topic": str(setting(settings, "spark_pipeline_topic")),
+        "bootstrap_servers": str(cluster["bootstrap_servers"]),
+        "data_dir": data_dir,
+        "trigger_interval": str(setting(settings, "spark_pipeline_trigger_interval")),
+        "max_offsets_per_trigger": int(setting(settings,
+                                               "spark_pipeline_max_offsets_per_trigger")),
+        "progress_file": PROGRESS_FILE,
+        **{f"client.{i}.config": c["config"] for i, c in clients.items()},
+    }
+
+
 def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
                            settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
@@ -126,34 +171,15 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
     problems = pipeline_problems(cluster, host, settings)
     if problems:
         raise ValueError("; ".join(problems))
-
-    def get(name: str) -> Any:
-        return setting(settings, name)
-
-    name = str(get("spark_pipeline_name"))
-    spark_home = _path(settings, "spark_node_install_dir")
-    spark_conf = _path(settings, "spark_node_conf_dir")
+    name = str(setting(settings, "spark_pipeline_name"))
     code_dir = _path(settings, "spark_pipeline_code_dir")
     conf_dir = _path(settings, "spark_pipeline_conf_dir")
     home_dir = _path(settings, "spark_node_home_dir")
     data_dir = f"{str(cluster['spark_shared_dir']).rstrip('/')}/{name}"
     config_file, trust, client_configs = _conf_files(conf_dir)
-    cores_max = int(get("spark_pipeline_cores_max"))
-    submit = [
-        f"{spark_home}/bin/spark-submit",
-        "--name", f"kafkaform-pipeline-{name}",
-        "--deploy-mode", "client",  # standalone runs Python drivers in client mode only
-        "--driver-memory", f"{int(get('spark_pipeline_driver_memory_mb'))}m",
-        "--executor-memory", f"{int(get('spark_pipeline_executor_memory_mb'))}m",
-        "--conf", f"spark.executor.cores={int(get('spark_pipeline_executor_cores'))}",
-        *(["--conf", f"spark.cores.max={cores_max}"] if cores_max else []),
-        f"{code_dir}/{MODULE_DIR}/job.py", "--config", config_file,
-    ]
+    submit = _submit(settings, name, config_file)
     master = next(n for n in cluster["spark_masters"] if n["host"] == host)
-    read_write = [home_dir, str(get("spark_node_log_dir")).rstrip("/"), data_dir]
-    users = dict(get("spark_pipeline_kafka_users"))
-    clients = {identity: {"user": str(users[identity]), "config": client_configs[identity]}
-               for identity in IDENTITIES}
+    clients = _clients(settings, client_configs)
     return {
         "name": name,
         "application": f"kafkaform-pipeline-{name}",
@@ -163,10 +189,10 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "unit": UNIT,
         "runtime_dir": PROGRESS_FILE.rsplit("/", 1)[0].removeprefix("/run/"),
         "restart_files": restart_files(settings),
-        "user": str(get("spark_node_user")),
-        "group": str(get("spark_node_group")),
-        "spark_home": spark_home,
-        "spark_conf_dir": spark_conf,
+        "user": str(setting(settings, "spark_node_user")),
+        "group": str(setting(settings, "spark_node_group")),
+        "spark_home": _path(settings, "spark_node_install_dir"),
+        "spark_conf_dir": _path(settings, "spark_node_conf_dir"),
         "home_dir": home_dir,
         "code_dir": code_dir,
         "module_dir": f"{code_dir}/{MODULE_DIR}",
@@ -174,24 +200,15 @@ def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
         "conf_dir": conf_dir,
         "config_file": config_file,
         "data_dir": data_dir,
-        "config": {
-            "name": name,
-            "topic": str(get("spark_pipeline_topic")),
-            "bootstrap_servers": str(cluster["bootstrap_servers"]),
-            "data_dir": data_dir,
-            "trigger_interval": str(get("spark_pipeline_trigger_interval")),
-            "max_offsets_per_trigger": int(get("spark_pipeline_max_offsets_per_trigger")),
-            "progress_file": PROGRESS_FILE,
-            **{f"client.{i}.config": c["config"] for i, c in clients.items()},
-        },
+        "config": _job_config(cluster, settings, name, data_dir, clients),
         # Each identity's Kafka client file; its password is added by the role, never here.
         "clients": clients,
         "trust": trust,
         "tls_names": [host, str(master["address"])],
         "submit": submit,
-        "tool_memory_mb": int(get("spark_pipeline_driver_memory_mb")),
+        "tool_memory_mb": int(setting(settings, "spark_pipeline_driver_memory_mb")),
         "tool_java_options": TOOL_JAVA_OPTIONS,
-        "read_write_paths": read_write,
+        "read_write_paths": [home_dir, _path(settings, "spark_node_log_dir"), data_dir],
         "sandbox": sandbox(),
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR, service_directories
@@ -265,6 +266,193 @@ def zoo_cfg(zk: Mapping[str, Any], get: Callable[[str], Any]) -> str:
     return "\n".join(sections)
 
 
+@dataclass(frozen=True)
+class _Member:
+    """One member's settings resolved once: what the section builders below share, so each
+    reads only its concern's part."""
+
+    host: str
+    get: Callable[[str], Any]
+    model: Mapping[str, Any]  # the member's entry in the model
+    data_dir: str
+    log_dir: str
+    conf_dir: str
+    install_dir: str
+    txn_dir: str
+    address: str
+    jaas_file: str
+    classpath: str
+    java: str  # the java binary
+
+
+def _member(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
+            model: Mapping[str, Any]) -> _Member:
+    """The member's settings, a missing one taking the role default, its paths without a
+    trailing slash."""
+
+    def get(name: str) -> Any:
+        return setting(settings, f"zookeeper_{name}")
+
+    def path(name: str) -> str:
+        return str(get(name)).rstrip("/")
+
+    conf_dir = path("conf_dir")
+    install_dir = path("install_dir")
+    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
+    return _Member(host=host, get=get, model=model, data_dir=path("data_dir"),
+                   log_dir=path("log_dir"), conf_dir=conf_dir, install_dir=install_dir,
+                   txn_dir=data_log_dir(cluster, host), address=str(model["address"]),
+                   jaas_file=f"{conf_dir}/jaas.conf", classpath=f"{install_dir}/lib/*:{conf_dir}",
+                   java=f"{java_home}/bin/java")
+
+
+def _sasl_requirements(cluster: Mapping[str, Any], get: Callable[[str], Any],
+                       extra: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether SASL is enforced, and whether members require learners to log in; takes
+    :data:`LEARNER_REQUIRE_SASL` out of ``extra``, the role renders it itself. While a cluster
+    built open is secured in place (SE-10), its step decides: nothing required at
+    plaintext_replication, members' logins at tls_replication, everything once it is unset."""
+    migration = str(cluster.get("security_migration") or "")
+    enforced = bool(get("sasl_enforced")) and not migration
+    learner_requires = enforced or migration == "tls_replication" \
+        or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
+    return enforced, learner_requires
+
+
+def _security_step(enforced: bool, learner_requires: bool) -> str:
+    """SE-10: the step of securing in place this run builds (the security gate reads it)."""
+    if enforced:
+        return "secured"
+    return "tls_replication" if learner_requires else "plaintext_replication"
+
+
+def _restart_files(member: _Member, tls: Mapping[str, str]) -> list[str]:
+    """OP-03: the files the member reads only at start; it restarts when one changed after it
+    started."""
+    conf_dir = member.conf_dir
+    return [f"{member.data_dir}/myid", f"{conf_dir}/zoo.cfg", member.jaas_file,
+            f"{conf_dir}/logback.xml", f"{conf_dir}/release",
+            tls["trust"], tls["keystore"], tls["password_file"],
+            f"{SYSTEMD_UNIT_DIR}/zookeeper.service"]
+
+
+def _client_ports(cluster: Mapping[str, Any], member: _Member, tls: Mapping[str, str],
+                  tls_step: str) -> dict[str, Any]:
+    """Where clients and the probes reach the member, and the ensemble's server lines."""
+    # Where the probes ask each member: where brokers reach it (the model decides).
+    endpoints = {str(h): str(e) for h, e in cluster["zookeeper_endpoints"].items()}
+    return {
+        "client_port": int(member.model["client_port"]),
+        "servers": list(cluster["zookeeper_servers"]),
+        "address": member.address,
+        "secure_client_port": int(member.model["secure_client_port"]),
+        # The plain client port stays for the member's own probe and tools; once the ensemble
+        # requires TLS it listens on loopback only. SE-18, ZK-13
+        "client_port_address": "127.0.0.1" if tls_step == "required" else "",
+        # Where the probes (files/zookeeper-4lw) ask each member, and their options.
+        "client_addresses": list(endpoints.values()),
+        "client_address_by_host": endpoints,
+        "probe_options": ["--tls", tls["dir"]] if cluster["zookeeper_over_tls"] else [],
+    }
+
+
+def _ensemble(member: _Member) -> dict[str, Any]:
+    """Timing, directories, the four-letter words and the admin server. ZK-02, ZK-09, ZK-13"""
+    get = member.get
+    return {
+        "tick_time_ms": int(get("tick_time_ms")),
+        "init_limit_ticks": int(get("init_limit_ticks")),
+        "sync_limit_ticks": int(get("sync_limit_ticks")),
+        "data_dir": member.data_dir,
+        "data_log_dir": member.txn_dir,
+        "conf_dir": member.conf_dir,
+        "log_dir": member.log_dir,
+        "install_dir": member.install_dir,
+        "four_letter_words": ",".join(get("four_letter_words")),
+        "admin_server": {
+            "enabled": bool(get("admin_server_enabled")),
+            "address": "127.0.0.1",
+            "port": int(get("admin_server_port")),
+        },
+    }
+
+
+def _purge(member: _Member) -> dict[str, Any]:
+    """Old snapshots and transaction logs purged by ZooKeeper itself or by the kafkaform timer,
+    one of the two. ZK-08"""
+    get = member.get
+    retain = int(get("purge_snap_retain_count"))
+    autopurge = get("purge_method") == "autopurge"
+    return {
+        "autopurge": {
+            "snap_retain_count": retain,
+            "purge_interval_hours": int(get("purge_interval_hours")) if autopurge else 0,
+        },
+        "purge_timer": {
+            "enabled": not autopurge,
+            "on_calendar": str(get("purge_on_calendar")),
+            "command": [member.java, "-Xmx64m", "-cp", member.classpath, PURGE_CLASS,
+                        member.txn_dir or member.data_dir, member.data_dir, "-n", str(retain)],
+        },
+    }
+
+
+def _tls(member: _Member, tls: Mapping[str, str], tls_step: str) -> dict[str, Any]:
+    """The member's TLS material, the names its certificate holds and its zoo.cfg lines. SE-18"""
+    return {
+        **tls,
+        "ou": "zookeeper",
+        "names": sorted({member.host, member.address}),
+        "settings": java_properties(tls_settings(tls, tls_step, member.address,
+                                                 int(member.model["secure_client_port"]))),
+    }
+
+
+def _sasl(member: _Member, enforced: bool, learner_requires: bool) -> dict[str, Any]:
+    """Enforced: anonymous sessions are closed (SE-07), members require each other's login both
+    ways (SE-08). Not enforced: the provider and the members' SASL are on, nothing is required
+    yet (the first step of securing an open ensemble in place)."""
+    return {
+        "enforced": enforced,
+        "quorum_learner_requires": learner_requires,
+        "quorum_server_requires": enforced,
+        "jaas_file": member.jaas_file,
+        "client_jaas_file": f"{member.conf_dir}/client-jaas.conf",
+        "server_login_context": SERVER_LOGIN_CONTEXT,
+        "quorum_server_login_context": QUORUM_SERVER_LOGIN_CONTEXT,
+        "quorum_learner_login_context": QUORUM_LEARNER_LOGIN_CONTEXT,
+        "client_login_context": CLIENT_LOGIN_CONTEXT,
+        "kafka_user": KAFKA_USER,
+        "quorum_user": QUORUM_USER,
+    }
+
+
+def _java(member: _Member, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """How the member's JVM starts: heap, G1 and its log, logback, JAAS, the metrics agent.
+    ZK-10"""
+    get = member.get
+    heap = int(get("heap_mb"))
+    return {
+        "binary": member.java,
+        "classpath": member.classpath,
+        "options": [
+            f"-Xms{heap}m", f"-Xmx{heap}m",
+            "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
+            "-XX:+ExitOnOutOfMemoryError",
+            f"-Xlog:gc*:file={member.log_dir}/gc.log:time,uptime,level,tags"
+            f":filecount={int(get('gc_log_file_count'))}"
+            f",filesize={int(get('gc_log_file_size_mb'))}M",
+            "-Djava.awt.headless=true",
+            f"-Dlogback.configurationFile={member.conf_dir}/logback.xml",
+            f"-Djava.security.auth.login.config={member.jaas_file}",
+            *([metrics["option"]] if metrics["enabled"] else []),
+            *[str(o) for o in get("jvm_extra_opts")],
+        ],
+        "main_class": MAIN_CLASS,
+        "config": f"{member.conf_dir}/zoo.cfg",
+    }
+
+
 def zookeeper_context(cluster: Mapping[str, Any], host: str,
                       settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``zookeeper`` dict the templates of ``templates/zookeeper/`` read, for one member.
@@ -279,137 +467,38 @@ def zookeeper_context(cluster: Mapping[str, Any], host: str,
     problems = settings_problems(settings)
     if problems:
         raise ValueError("; ".join(problems))
-    member = cluster["ensemble_by_host"].get(host)
-    if member is None:
+    model = cluster["ensemble_by_host"].get(host)
+    if model is None:
         raise ValueError(f"{host} is not a member of the ZooKeeper ensemble (no zookeeper_id?)")
-
-    def get(name: str) -> Any:
-        return setting(settings, f"zookeeper_{name}")
-
-    data_dir = str(get("data_dir")).rstrip("/")
-    log_dir = str(get("log_dir")).rstrip("/")
-    conf_dir = str(get("conf_dir")).rstrip("/")
-    install_dir = str(get("install_dir")).rstrip("/")
-    txn_dir = data_log_dir(cluster, host)
-    retain = int(get("purge_snap_retain_count"))
-    autopurge = get("purge_method") == "autopurge"
-    admin_enabled = bool(get("admin_server_enabled"))
-    classpath = f"{install_dir}/lib/*:{conf_dir}"
-    java_home = str(get("java_home") or DEFAULT_JAVA_HOME).rstrip("/")
-    java = f"{java_home}/bin/java"
-    heap = int(get("heap_mb"))
-    jaas_file = f"{conf_dir}/jaas.conf"
-    # While a cluster built open is secured in place (SE-10), its step decides: nothing required
-    # at plaintext_replication, members' logins at tls_replication, everything once it is unset.
-    migration = str(cluster.get("security_migration") or "")
-    enforced = bool(get("sasl_enforced")) and not migration
+    member = _member(cluster, host, settings, model)
+    get = member.get
     extra = {str(k): v for k, v in get("extra_settings").items()}
-    learner_requires = enforced or migration == "tls_replication" \
-        or str(extra.pop(LEARNER_REQUIRE_SASL, "false")).lower() == "true"
-    metrics = jmx_agent(get, settings, str(member["address"]), conf_dir)
-    jvm_options = [
-        f"-Xms{heap}m", f"-Xmx{heap}m",
-        "-XX:+UseG1GC", f"-XX:MaxGCPauseMillis={int(get('gc_max_pause_ms'))}",
-        "-XX:+ExitOnOutOfMemoryError",
-        f"-Xlog:gc*:file={log_dir}/gc.log:time,uptime,level,tags"
-        f":filecount={int(get('gc_log_file_count'))},filesize={int(get('gc_log_file_size_mb'))}M",
-        "-Djava.awt.headless=true",
-        f"-Dlogback.configurationFile={conf_dir}/logback.xml",
-        f"-Djava.security.auth.login.config={jaas_file}",
-        *([metrics["option"]] if metrics["enabled"] else []),
-        *[str(o) for o in get("jvm_extra_opts")],
-    ]
-    read_write = [data_dir] + ([txn_dir] if txn_dir else []) + [log_dir]
-    tls = tls_files(conf_dir)
+    enforced, learner_requires = _sasl_requirements(cluster, get, extra)
+    metrics = jmx_agent(get, settings, member.address, member.conf_dir)
+    read_write = [member.data_dir] + ([member.txn_dir] if member.txn_dir else []) \
+        + [member.log_dir]
+    tls = tls_files(member.conf_dir)
     tls_step = str(cluster.get("zookeeper_tls_step") or "required")
-    # Where the probes ask each member: where brokers reach it (the model decides).
-    endpoints = {str(h): str(e) for h, e in cluster["zookeeper_endpoints"].items()}
     zk = {
         "host": host,
         "health_poll_s": HEALTH_POLL_S,
-        # OP-03: the files the member reads only at start; it restarts when one changed after it
-        # started.
-        "restart_files": [f"{data_dir}/myid", f"{conf_dir}/zoo.cfg", jaas_file,
-                          f"{conf_dir}/logback.xml", f"{conf_dir}/release",
-                          tls["trust"], tls["keystore"], tls["password_file"],
-                          f"{SYSTEMD_UNIT_DIR}/zookeeper.service"],
-        "id": int(member["id"]),
+        "restart_files": _restart_files(member, tls),
+        "id": int(model["id"]),
         "user": str(get("user")),
         "group": str(get("group")),
-        "client_port": int(member["client_port"]),
-        "servers": list(cluster["zookeeper_servers"]),
-        "address": str(member["address"]),
-        "secure_client_port": int(member["secure_client_port"]),
-        # The plain client port stays for the member's own probe and tools; once the ensemble
-        # requires TLS it listens on loopback only. SE-18, ZK-13
-        "client_port_address": "127.0.0.1" if tls_step == "required" else "",
-        # Where the probes (files/zookeeper-4lw) ask each member, and their options.
-        "client_addresses": list(endpoints.values()),
-        "client_address_by_host": endpoints,
-        "probe_options": ["--tls", tls["dir"]] if cluster["zookeeper_over_tls"] else [],
-        "tick_time_ms": int(get("tick_time_ms")),
-        "init_limit_ticks": int(get("init_limit_ticks")),
-        "sync_limit_ticks": int(get("sync_limit_ticks")),
-        "data_dir": data_dir,
-        "data_log_dir": txn_dir,
-        "conf_dir": conf_dir,
-        "log_dir": log_dir,
-        "install_dir": install_dir,
-        "four_letter_words": ",".join(get("four_letter_words")),
-        "admin_server": {
-            "enabled": admin_enabled,
-            "address": "127.0.0.1",
-            "port": int(get("admin_server_port")),
-        },
-        "autopurge": {
-            "snap_retain_count": retain,
-            "purge_interval_hours": int(get("purge_interval_hours")) if autopurge else 0,
-        },
-        "purge_timer": {
-            "enabled": not autopurge,
-            "on_calendar": str(get("purge_on_calendar")),
-            "command": [java, "-Xmx64m", "-cp", classpath, PURGE_CLASS,
-                        txn_dir or data_dir, data_dir, "-n", str(retain)],
-        },
-        # SE-10: the step of securing in place this run builds (the security gate reads it).
-        "security_step": "secured" if enforced else
-                         "tls_replication" if learner_requires else "plaintext_replication",
+        **_client_ports(cluster, member, tls, tls_step),
+        **_ensemble(member),
+        **_purge(member),
+        "security_step": _security_step(enforced, learner_requires),
         "tls_step": tls_step,
-        "tls": {
-            **tls,
-            "ou": "zookeeper",
-            "names": sorted({host, str(member["address"])}),
-            "settings": java_properties(tls_settings(tls, tls_step, str(member["address"]),
-                                                     int(member["secure_client_port"]))),
-        },
-        "sasl": {
-            # Enforced: anonymous sessions are closed (SE-07), members require each other's login
-            # both ways (SE-08). Not enforced: the provider and the members' SASL are on, nothing
-            # is required yet (the first step of securing an open ensemble in place).
-            "enforced": enforced,
-            "quorum_learner_requires": learner_requires,
-            "quorum_server_requires": enforced,
-            "jaas_file": jaas_file,
-            "client_jaas_file": f"{conf_dir}/client-jaas.conf",
-            "server_login_context": SERVER_LOGIN_CONTEXT,
-            "quorum_server_login_context": QUORUM_SERVER_LOGIN_CONTEXT,
-            "quorum_learner_login_context": QUORUM_LEARNER_LOGIN_CONTEXT,
-            "client_login_context": CLIENT_LOGIN_CONTEXT,
-            "kafka_user": KAFKA_USER,
-            "quorum_user": QUORUM_USER,
-        },
+        "tls": _tls(member, tls, tls_step),
+        "sasl": _sasl(member, enforced, learner_requires),
         "extra_settings": java_properties(extra),
         "metrics": metrics,
-        "java": {
-            "binary": java,
-            "classpath": classpath,
-            "options": jvm_options,
-            "main_class": MAIN_CLASS,
-            "config": f"{conf_dir}/zoo.cfg",
-        },
+        "java": _java(member, metrics),
         "nofile_limit": int(setting(settings, "os_tuning_nofile_limit")),
         "read_write_paths": read_write,
-        "directories": service_directories(conf_dir, read_write, str(get("user")),
+        "directories": service_directories(member.conf_dir, read_write, str(get("user")),
                                            str(get("group")), metrics),
         "sandbox": sandbox(),
     }
