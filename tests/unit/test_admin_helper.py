@@ -18,6 +18,7 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from kafkaform.jvm import KAFKA_TOOL
+from kafkaform.plans.kafka_broker import ADMIN_LIB
 
 HELPER = Path(__file__).resolve().parents[2] / "roles/kafka_broker/files/kafkaform-kafka"
 
@@ -514,6 +515,12 @@ def test_features_says_why_when_the_release_cannot_read_the_cluster(
     with pytest.raises(SystemExit, match=r"cannot read the cluster's metadata\.version with "
                                          r"Kafka 3\.9\.2.*level: 27.*cannot go back"):
         helper.features(tools, "3.9.2")
+
+
+def test_the_helper_imports_its_client_from_where_the_role_installs_it(
+        helper: ModuleType) -> None:
+    """The helper is a standalone script with its own copy of the plan's directory."""
+    assert helper.ADMIN_LIB == ADMIN_LIB
 
 
 def test_tools_start_with_the_short_lived_jvm_options(helper: ModuleType) -> None:

@@ -114,7 +114,7 @@ def _install(planned: KafkaBrokerInstall, s: dict[str, Any]) -> Any:
         create_account(planned.account, "without a login shell")
     artifact.install("kafka", str(s["kafka_broker_version"]), str(s["kafka_broker_archive_url"]))
     client = planned.admin_client
-    make_directories([{"path": client["dir"], "owner": "root", "group": "root", "mode": "0755"}])
+    make_directories(planned.admin_directories)
     helper = install_planned([f.as_task_item() for f in planned.admin_files], {})
     if planned.fetch_admin_client:
         artifact.download(client["url"], f"{client['url']}.sha512", client["dest"], 60)

@@ -108,6 +108,8 @@ class KafkaBrokerInstall:
     #: The admin helper, its client module and the admin client's wheel (from the mirror, its
     #: sha512 checked), fetched only while the node has no such wheel.
     admin_files: list[PlannedFile]
+    #: The directory they live in, made as install_files makes a context's ``directories``.
+    admin_directories: list[dict[str, str]]
     admin_client: dict[str, str]
     fetch_admin_client: bool
     java_home: str
@@ -141,10 +143,12 @@ def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBro
         fetch_agent=(bool(_setting(settings, "metrics_enabled"))
                      and read.agent_jar != AGENT_JAR_STATE),
         admin_files=admin_files(),
+        admin_directories=[{"path": ADMIN_LIB, "owner": "root", "group": "root",
+                            "mode": "0755"}],
         admin_client={
             "url": CATALOG.admin_client.url_on(
                 str(settings.get("kafkaform_apache_mirror_url") or APACHE_DIST_ROOT)),
-            "dir": ADMIN_LIB, "dest": ADMIN_CLIENT_WHEEL},
+            "dest": ADMIN_CLIENT_WHEEL},
         fetch_admin_client=read.admin_client != AGENT_JAR_STATE,
         java_home=java.java_home(packages[0], read.architecture or "amd64",
                                  "kafka_broker_java_home",
