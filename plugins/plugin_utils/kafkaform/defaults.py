@@ -3,8 +3,8 @@
 Cluster-wide settings live here because no single role owns them. Every other default lives in
 its role's ``defaults/main.yml`` (the roles' documentation) and is read from there, so Python and
 Ansible can never disagree. :func:`assemble` gives a role's inputs as the role reads them, for
-the ``role_settings`` lookup, the pyinfra deploys and verify alike; :func:`setting` reads one,
-falling back to its default templated the same way.
+the ``role_settings`` lookup and the pyinfra deploys alike; :func:`setting` reads one (for the
+contexts and verify), falling back to its default templated the same way.
 """
 
 from __future__ import annotations
@@ -194,7 +194,9 @@ def assemble(terms: Sequence[str], variables: Mapping[str, Any],
     """The inputs ``terms`` name (roles, whose declared inputs they stand for, or variables), as
     the roles read them: from ``variables`` (a host's, or a task's), else the roles' defaults,
     each one given or defaulted, templated with all of them. The one assembler of a role's
-    inputs: the ``role_settings`` lookup (with the task's own templar), the deploys and verify."""
+    inputs: the ``role_settings`` lookup (with the task's own templar) and the deploys; verify
+    and the contexts read an input they were not handed through :func:`setting`, which templates
+    its default the same way."""
     every = {**{key: value for term in terms if is_role(term)
                 for key, value in role_defaults(term).items()}, **variables}
     return template(every, [name for name in input_names(terms) if name in every])
