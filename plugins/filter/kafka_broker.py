@@ -34,8 +34,7 @@ class FilterModule:
         return {
             "kafka_broker_context": context.kafka_broker_context,
             "kafka_broker_host_read": host_plan.host_read,
-            "kafka_broker_install": host_plan.install_vars,
-            "kafka_broker_files": host_plan.files_vars,
+            "kafka_broker_plan": host_plan.plan_vars,
             "kafka_topics_plan": kafka_topics_plan,
             "kafka_acls_plan": kafka_acls_plan,
         }

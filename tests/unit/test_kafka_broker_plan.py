@@ -14,11 +14,13 @@ import pytest
 
 from kafkaform.plans.kafka_broker import (
     AGENT_JAR_STATE,
+    ZNODES_SECURED_MARKER,
     KafkaBrokerFiles,
     KafkaBrokerHost,
     files_plan,
     host_read,
     install_plan,
+    kafka_broker_plan,
     parse_host,
 )
 
@@ -71,16 +73,29 @@ def test_the_parser_reads_labels_not_positions() -> None:
 def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
     user = getpass.getuser()
     group = grp.getgrgid(os.getgid()).gr_name
-    settings = {"kafka_broker_conf_dir": str(tmp_path), "kafka_broker_user": user,
+    settings = {"kafka_broker_conf_dir": str(tmp_path / "conf"), "kafka_broker_user": user,
                 "kafka_broker_group": group}
-    fresh = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                      check=True).stdout)
+    data = tmp_path / "data"
+    model = {"brokers_by_host": {"k1": {"log_dirs": [str(data)]}}}
+
+    def read() -> KafkaBrokerHost:
+        return parse_host(subprocess.run(host_read(model, "k1", settings), capture_output=True,
+                                         text=True, check=True).stdout)
+
+    fresh = read()
     assert fresh.release == "" and fresh.cores == os.cpu_count()
     assert fresh.passwd.startswith(f"{user}:") and fresh.group.startswith(f"{group}:")
-    (tmp_path / "release").write_text("kafka 3.9.2\n")
-    found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                      check=True).stdout)
+    assert (fresh.running_config, fresh.cluster_id) == (None, "")
+    (tmp_path / "conf").mkdir()
+    data.mkdir()
+    (tmp_path / "conf" / "release").write_text("kafka 3.9.2\n")
+    (tmp_path / "conf" / "server.properties").write_text("broker.id=1\nlisteners=A://:1\n")
+    (data / "meta.properties").write_text("version=0\ncluster.id=-3tiUGnOQzGepXxILMP_TA\n")
+    found = read()
     assert found.release == "3.9.2"
+    assert found.running_config == "broker.id=1\nlisteners=A://:1\n"
+    assert found.cluster_id == "-3tiUGnOQzGepXxILMP_TA"
+    assert found.znodes_secured == os.path.exists(ZNODES_SECURED_MARKER)
 
 
 def broker_files(**settings: Any) -> KafkaBrokerFiles:
@@ -109,3 +124,88 @@ def test_the_jmx_password_file_is_the_service_users_alone() -> None:
 def test_without_jmx_or_the_agent_their_files_are_not_written() -> None:
     p = broker_files(kafka_broker_metrics_enabled=False)
     assert not [f for f in (*p.files, *p.secret_files) if "jmx" in f.dest]
+
+
+def zk_cluster(migration: str = "") -> dict[str, Any]:
+    from tests.unit.test_security_steps import cluster
+
+    return cluster(migration, kafka_broker_port=9093)
+
+
+def kraft_cluster() -> dict[str, Any]:
+    from tests.unit.test_kafka_context import kraft_cluster as built
+
+    return built()
+
+
+def test_a_converged_zookeeper_mode_broker_is_rolled_on_the_brokers_gate() -> None:
+    p = kafka_broker_plan(zk_cluster(), "k1", {"kafka_broker_topics": [{"name": "t"}]}, CONVERGED)
+    assert (p.refusal, p.format_storage_argv, p.older_release_argv) == ("", [], [])
+    assert (p.converge_topics, p.converge_users, p.converge_acls) == (True, False, False)
+    assert not p.raise_metadata_version and not p.secure_znodes
+    assert p.roll.rule == "OP-02" and p.roll.after_argv == [*p.admin_argv, "elect"]
+    assert p.roll.health_argv[:len(p.admin_argv)] == p.admin_argv
+    assert p.verify_retries * (p.roll.try_s + p.roll.delay_s) >= p.roll.timeout_s
+    assert p.as_vars()["install"]["admin_files"][0]["dest"] == p.install.admin_files[0].dest
+
+
+def test_an_open_broker_is_not_secured_in_one_run() -> None:
+    from tests.unit.test_security_steps import OPEN_BROKER
+
+    running = KafkaBrokerHost(**{**CONVERGED.__dict__, "running_config": OPEN_BROKER})
+    refusal = kafka_broker_plan(zk_cluster(), "k1", {}, running).refusal
+    assert "k1 runs at step open" in refusal and "/etc/kafka/server.properties" in refusal
+    assert "kafka_security_migration: plaintext_replication first" in refusal
+    stepped = kafka_broker_plan(zk_cluster("plaintext_replication"), "k1", {}, running)
+    assert stepped.refusal == ""
+
+
+def test_old_znodes_get_acls_once_and_the_mark_goes_with_plaintext_replication() -> None:
+    marked = KafkaBrokerHost(**{**CONVERGED.__dict__, "znodes_secured": True})
+    first = kafka_broker_plan(zk_cluster("tls_replication"), "k1", {}, CONVERGED)
+    again = kafka_broker_plan(zk_cluster("tls_replication"), "k1", {}, marked)
+    assert (first.secure_znodes, first.mark_znodes_secured) == (True, True)
+    assert (again.secure_znodes, again.mark_znodes_secured) == (False, True)
+    back = kafka_broker_plan(zk_cluster("plaintext_replication"), "k1", {}, marked)
+    assert back.forget_znodes_secured and not back.secure_znodes
+    assert not kafka_broker_plan(zk_cluster("plaintext_replication"), "k1", {},
+                                 CONVERGED).forget_znodes_secured
+
+
+def test_a_kraft_broker_formats_its_storage_and_raises_metadata_version() -> None:
+    model = kraft_cluster()
+    p = kafka_broker_plan(model, "k1", {"kafka_broker_upgrade_metadata_version": True}, CONVERGED)
+    assert f"--cluster-id={model['cluster_id']}" in p.format_storage_argv
+    assert p.format_storage_argv[-2:] == ["--owner", "kafka:kafka"]
+    assert p.raise_metadata_version
+    assert set(p.kafka_nodes) == {"c1", "c2", "c3", "k1", "k2", "k3"}
+    assert not kafka_broker_plan(model, "k1", {"kafka_broker_upgrade_metadata_version": False},
+                                 CONVERGED).raise_metadata_version
+
+
+def test_a_controller_converges_nothing_and_elects_nothing_after_its_roll() -> None:
+    p = kafka_broker_plan(kraft_cluster(), "c1", {"kafka_broker_topics": [{"name": "t"}],
+                                                  "kafka_broker_upgrade_metadata_version": True},
+                          CONVERGED)
+    assert (p.roll.rule, p.roll.after_argv) == ("KR-08", [])
+    assert not (p.converge_topics or p.raise_metadata_version)
+    assert p.format_storage_argv
+
+
+def test_a_kraft_node_going_to_an_older_release_asks_the_cluster_first() -> None:
+    newer = KafkaBrokerHost(**{**CONVERGED.__dict__, "release": "9.9.0"})
+    p = kafka_broker_plan(kraft_cluster(), "k1", {}, newer)
+    assert p.older_release_argv[-4:] == ["--dry-run", "features", "--release",
+                                         p.context["release"]]
+    assert kafka_broker_plan(kraft_cluster(), "k1", {}, CONVERGED).older_release_argv == []
+    assert kafka_broker_plan(zk_cluster(), "k1", {}, newer).older_release_argv == []
+
+
+def test_a_migration_refuses_a_log_directory_of_another_cluster() -> None:
+    model = zk_cluster()
+    other = KafkaBrokerHost(**{**CONVERGED.__dict__, "cluster_id": "OtherClusterId000000000"})
+    refusal = kafka_broker_plan(model, "k1", {}, other).migration_refusal
+    assert "meta.properties says cluster.id=OtherClusterId000000000" in refusal
+    assert "Set kafka_cluster_id: OtherClusterId000000000" in refusal
+    same = KafkaBrokerHost(**{**CONVERGED.__dict__, "cluster_id": str(model["cluster_id"])})
+    assert kafka_broker_plan(model, "k1", {}, same).migration_refusal == ""

@@ -6,6 +6,7 @@ named, so that the list can only shrink."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ ROLES = ROOT / "roles"
 DEPLOYS = ROOT / "plugins" / "plugin_utils" / "kafkaform" / "deploys"
 
 #: Roles whose every decision is in kafkaform.plans.<role>.
-PLANNED = ("zookeeper", "spark_node", "spark_pipeline", "monitoring", "os_tuning", "artifact")
+PLANNED = ("zookeeper", "kafka_broker", "spark_node", "spark_pipeline", "monitoring", "os_tuning",
+           "artifact")
 #: Roles that still read a command's output by line position (`stdout_lines[N]`): none.
 POSITIONAL_YET: set[str] = set()
 
@@ -85,11 +87,12 @@ def _names(condition: str) -> set[str]:
 @pytest.mark.parametrize("role", PLANNED)
 def test_a_planned_role_decides_nothing_its_plan_does_not(role: str) -> None:
     """Every condition of its tasks reads its plan, what its own tasks found at run time (a
-    service start, an issued certificate, a stale daemon), the run's mode or the play's hosts:
-    the plan decides; the tasks only observe."""
+    service start, an issued certificate, a stale daemon, registered or remembered as a fact),
+    the run's mode or the play's hosts: the plan decides; the tasks only observe."""
     texts = _yaml_of(role)
     registered = {name for text in texts.values()
                   for name in re.findall(r"^\s*register: (\w+)$", text, flags=re.MULTILINE)}
+    registered |= _remembered(texts.values()) - {f"{role}_plan"}
     allowed = {f"{role}_plan", *registered, *_RUNTIME}
     for path, text in texts.items():
         if "/tasks/" not in path:
@@ -98,6 +101,16 @@ def test_a_planned_role_decides_nothing_its_plan_does_not(role: str) -> None:
             assert _names(condition) <= allowed, (
                 f"{path}: when: {condition} reads {sorted(_names(condition) - allowed)}; "
                 f"decide it in kafkaform.plans.{role} and read the plan's field")
+
+
+def _remembered(texts: Iterable[str]) -> set[str]:
+    """The facts a role's tasks and handlers set (``ansible.builtin.set_fact``)."""
+    found = set()
+    for text in texts:
+        for match in re.finditer(r"^(\s*)ansible\.builtin\.set_fact:\n((?:\1  .*\n)+)", text,
+                                 flags=re.MULTILINE):
+            found |= set(re.findall(rf"^{match[1]}  (\w+):", match[2], flags=re.MULTILINE))
+    return found
 
 
 def _conditions(text: str) -> list[str]:

@@ -35,6 +35,12 @@ class CommandOutput(FactBase[str]):
         return "\n".join(output)
 
 
+class AdminAnswer(CommandOutput):
+    """What the admin helper answers about the cluster (its JSON on stdout, "" when it cannot
+    answer): a question to the cluster through the plan's ``admin_argv``, asked when the deploy is
+    planned, not a read of the host."""
+
+
 class Fetched(FactBase[str]):
     """What a URL holds, read on the host as ``ansible.builtin.uri`` does (the host reaches the
     mirror): a published checksum the deploys fetch, not a question about the host."""

@@ -1,21 +1,23 @@
-"""The kafka_broker role's read of a Kafka node and what it decides from it before the node's
-context is built: packages, service account, metrics agent jar, Java home, the cores its thread
-pools are sized from, and the release the node ran before this run (roles/kafka_broker's
-install.yml, deploys/kafka_broker.py). The node's files and restarts are planned by its context
-(kafkaform.contexts.kafka_broker) so far.
+"""The kafka_broker role's plan for one Kafka node (roles/kafka_broker, deploys/kafka_broker.py):
+one read of the node, then every decision of the run from it, the cluster model and the role's
+settings: what to refuse, install and write, whether to format storage, converge the declared
+topics, users and ACLs, put ACLs on old znodes or raise metadata.version, and how to roll a restart
+through the nodes. Both engines only carry it out.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .. import java
-from ..catalog import APACHE_DIST_ROOT, CATALOG
+from .. import java, security_steps
+from ..catalog import APACHE_DIST_ROOT, CATALOG, release_key
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.kafka_broker import ADMIN_SCRIPT
+from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
@@ -32,6 +34,10 @@ ADMIN_LIB = "/opt/kafkaform/kafka-admin"
 ADMIN_CLIENT_WHEEL = f"{ADMIN_LIB}/{CATALOG.admin_client.file_name}"
 #: Where the service account's home is (it has none of its own: the data lives on the disks).
 ACCOUNT_HOME = "/var/lib/kafka"
+#: Marks that Kafka's ZkSecurityMigrator ran at the tls_replication step of securing in place.
+ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
+#: What the admin helper's `elect` prints when it moved a leader: the roll's change after it.
+ELECTED_PATTERN = r'"elected": \["'
 
 
 def _setting(settings: Mapping[str, Any], name: str) -> Any:
@@ -57,12 +63,24 @@ class KafkaBrokerHost:
     group: str = ""
     agent_jar: str = ""
     admin_client: str = ""
+    #: The server.properties the node runs with today, None on a new node.
+    running_config: str | None = None
+    #: Whether the znodes written before the brokers logged in carry ACLs (the marker is there).
+    znodes_secured: bool = False
+    #: cluster.id in the meta.properties of the node's first log directory ("" without one).
+    cluster_id: str = ""
 
 
-def host_read(settings: Mapping[str, Any]) -> list[str]:
+def _first_log_dir(cluster: Mapping[str, Any], host: str) -> str:
+    broker = cluster.get("brokers_by_host", {}).get(host) or {}
+    return str((broker.get("log_dirs") or [""])[0])
+
+
+def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads a Kafka node (its answers: :func:`parse_host`)."""
     q = shlex.quote
     conf_dir = str(_setting(settings, "conf_dir")).rstrip("/")
+    meta = f"{_first_log_dir(cluster, host)}/meta.properties"
     return hostread.command([
         hostread.ask("architecture", "dpkg --print-architecture"),
         hostread.ask("cores", "nproc"),
@@ -76,6 +94,9 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
                                   f"{q(f'{AGENT_DIR}/{CATALOG.jmx_exporter.file_name}')} "
                                   "2>/dev/null"),
         hostread.ask("admin_client", f"stat -c '%U:%G:%a' {q(ADMIN_CLIENT_WHEEL)} 2>/dev/null"),
+        hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
+        hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
+        hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
     ])
 
 
@@ -92,6 +113,9 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         group=found.get("group", ""),
         agent_jar=found.get("agent_jar", ""),
         admin_client=found.get("admin_client", ""),
+        running_config=hostread.decoded(found.get("server.properties")),
+        znodes_secured=found.get("znodes_secured") == "yes",
+        cluster_id=found.get("cluster_id", ""),
     )
 
 
@@ -158,11 +182,6 @@ def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBro
     )
 
 
-def install_vars(settings: Mapping[str, Any], host_read_stdout: str) -> dict[str, Any]:
-    """:func:`install_plan` as the role reads it (filter ``kafka_broker_install``)."""
-    return install_plan(settings, parse_host(host_read_stdout)).as_vars()
-
-
 @dataclass(frozen=True)
 class KafkaBrokerFiles(WritesFiles):
     """The files of a Kafka node (configure.yml's and security.yml's), with their owners, modes
@@ -222,6 +241,164 @@ def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
                             secret_inputs=inputs)
 
 
-def files_vars(kb: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`files_plan` as the role reads it (filter ``kafka_broker_files``)."""
-    return files_plan(kb).as_vars()
+@dataclass(frozen=True)
+class KafkaBrokerRoll:
+    """Kafka's terms for the one rolling restart (roles/rolling_restart, deploys.base.Roll): one
+    node at a time, the active controller (the health answer's ``controller`` id) last, each
+    gated on the cluster's health; then, among brokers, a preferred-replica election. OP-02; the
+    controllers of a KRaft quorum roll the same way in a play of their own, gated on a quorum
+    leader and every voter's lag. KR-08"""
+
+    rule: str
+    #: The same answer gates the first restart and each next one; each check waits on its own
+    #: until the cluster is healthy, up to ``try_s``.
+    health_argv: list[str]
+    #: Controllers lead no partition: nothing to elect after their roll.
+    after_argv: list[str]
+    after_changed_pattern: str
+    last_key: str
+    member_ids: dict[str, int]
+    timeout_s: float
+    try_s: float
+    delay_s: float
+
+
+@dataclass(frozen=True)
+class KafkaBrokerPlan(WritesFiles):
+    """Everything the role does on one Kafka node, decided."""
+
+    #: The templates' input (kafkaform.contexts.kafka_broker).
+    context: dict[str, Any]
+    install: KafkaBrokerInstall
+    files: list[PlannedFile]
+    secret_files: list[PlannedFile]
+    secrets: dict[str, str]
+    secret_inputs: dict[str, str]
+    #: Why the run must stop before it changes any node: a skipped step of securing in place
+    #: (SE-01, SE-10), read from the server.properties the node runs with. "" when none.
+    refusal: str
+    #: Why a migration to KRaft must not start: the node's log directory belongs to another
+    #: cluster than the inventory's cluster id (KR-07, KR-09). Only the migration asks.
+    migration_refusal: str
+    admin_argv: list[str]
+    #: A KRaft node's log directories without meta.properties formatted with the cluster id;
+    #: the helper refuses one formatted for another cluster. KR-07. Empty in ZooKeeper mode.
+    format_storage_argv: list[str]
+    #: Asked before anything changes when this run takes a KRaft node to an older release than
+    #: the one it runs: Kafka refuses one older than the cluster's metadata.version. KR-10
+    older_release_argv: list[str]
+    #: Topics, users and ACLs are converged by the brokers' play, once for the cluster. SE-03
+    converge_topics: bool
+    converge_users: bool
+    converge_acls: bool
+    #: metadata.version follows the release once every Kafka node named here runs it (KR-10).
+    raise_metadata_version: bool
+    kafka_nodes: list[str]
+    #: SE-07, SE-10: at the tls_replication step, ACLs go on the znodes written before the
+    #: brokers logged in, once (the marker remembers it); back at plaintext_replication, where
+    #: brokers write znodes without ACLs again, the marker goes.
+    secure_znodes: bool
+    mark_znodes_secured: bool
+    forget_znodes_secured: bool
+    znodes_marker: str
+    roll: KafkaBrokerRoll
+    #: The verify step: every node registered, one controller active, nothing under-replicated
+    #: (MO-02, MO-03, MO-04), asked up to ``verify_retries`` times.
+    verify_argv: list[str]
+    verify_retries: int
+
+    def as_vars(self) -> dict[str, Any]:
+        found = super().as_vars()
+        found["install"] = self.install.as_vars()
+        return found
+
+
+def _migrating(cluster: Mapping[str, Any]) -> bool:
+    return str(cluster.get("kraft_migration") or "") not in ("", "finalized")
+
+
+def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
+    if read.running_config is None:
+        return ""
+    return security_steps.step_problem(host, kb["java"]["config"],
+                                       security_steps.broker_step(read.running_config),
+                                       kb["security_step"])
+
+
+def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerHost) -> str:
+    wanted = str(cluster.get("cluster_id", ""))
+    if read.cluster_id == wanted:
+        return ""
+    return (f"{host}: {_first_log_dir(cluster, host)}/meta.properties says "
+            f"cluster.id={read.cluster_id}, but the inventory's cluster id is {wanted}: the "
+            "controllers join the running cluster, so they are formatted with its id. Set "
+            f"kafka_cluster_id: {read.cluster_id} in the inventory's group_vars/all and run again")
+
+
+def _older_release_argv(cluster: Mapping[str, Any], kb: Mapping[str, Any],
+                        read: KafkaBrokerHost) -> list[str]:
+    older = (kb["metadata_mode"] == "kraft" and not _migrating(cluster)
+             and bool(re.match(r"\d+\.\d", read.release))
+             and release_key(read.release) > release_key(kb["release"]))
+    return [*kb["admin_argv"], "--dry-run", "features", "--release", kb["release"]] if older \
+        else []
+
+
+def _roll(kb: Mapping[str, Any], settings: Mapping[str, Any]) -> KafkaBrokerRoll:
+    controller = kb["process_roles"] == "controller"
+    return KafkaBrokerRoll(
+        rule="KR-08" if controller else "OP-02",
+        health_argv=[*kb["admin_argv"], *kb["health_args"]],
+        after_argv=[] if controller else [*kb["admin_argv"], "elect"],
+        after_changed_pattern=ELECTED_PATTERN,
+        last_key="controller",
+        member_ids={str(h): int(i) for h, i in kb["ids_by_host"].items()},
+        timeout_s=float(_setting(settings, "restart_timeout_s")),
+        try_s=float(kb["health_wait_s"]),
+        delay_s=float(kb["health_poll_s"]))
+
+
+def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str, Any],
+                      read: KafkaBrokerHost) -> KafkaBrokerPlan:
+    """The plan for the Kafka node ``host``, from the model, the role's inputs (``inputs`` of
+    deploys.kafka_broker, ``kafka_broker_inputs`` of the role) and the host read."""
+    install = install_plan(inputs, read)
+    settings = {**inputs, "kafka_broker_java_home": install.java_home,
+                "kafka_broker_cores": install.cores}
+    kb = kafka_broker_context(cluster, host, settings)
+    files = files_plan(kb)
+    broker = kb["process_roles"] != "controller"
+    kraft = kb["metadata_mode"] == "kraft"
+    roll = _roll(kb, settings)
+    admin = list(kb["admin_argv"])
+    return KafkaBrokerPlan(
+        context=kb, install=install, files=files.files, secret_files=files.secret_files,
+        secrets=files.secrets, secret_inputs=files.secret_inputs,
+        refusal=_refusal(host, kb, read),
+        migration_refusal=_migration_refusal(cluster, host, read),
+        admin_argv=admin,
+        format_storage_argv=[*admin, "storage", f"--cluster-id={kb['cluster_id']}",
+                             "--owner", f"{kb['user']}:{kb['group']}"] if kraft else [],
+        older_release_argv=_older_release_argv(cluster, kb, read),
+        converge_topics=broker and bool(_setting(settings, "topics")),
+        converge_users=broker and bool(_setting(settings, "users")),
+        converge_acls=broker and bool(_setting(settings, "acls")),
+        raise_metadata_version=(kraft and broker and not _migrating(cluster)
+                                and bool(_setting(settings, "upgrade_metadata_version"))),
+        kafka_nodes=[*(str(c["host"]) for c in cluster.get("controllers", ())),
+                     *(str(b["host"]) for b in cluster["brokers"])],
+        secure_znodes=bool(kb["secure_existing_znodes"]) and not read.znodes_secured,
+        mark_znodes_secured=bool(kb["secure_existing_znodes"]),
+        forget_znodes_secured=(kb["security_step"] == "plaintext_replication"
+                               and read.znodes_secured),
+        znodes_marker=ZNODES_SECURED_MARKER,
+        roll=roll,
+        verify_argv=[*admin, *kb["verify_args"]],
+        verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
+    )
+
+
+def plan_vars(cluster: Mapping[str, Any], host: str, inputs: Mapping[str, Any],
+              host_read_stdout: str) -> dict[str, Any]:
+    """:func:`kafka_broker_plan` as the role reads it (filter ``kafka_broker_plan``)."""
+    return kafka_broker_plan(cluster, host, inputs, parse_host(host_read_stdout)).as_vars()
