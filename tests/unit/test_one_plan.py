@@ -18,6 +18,15 @@ DEPLOYS = ROOT / "plugins" / "plugin_utils" / "kafkaform" / "deploys"
 #: Roles whose every decision is in kafkaform.plans.<role>.
 PLANNED = ("zookeeper", "kafka_broker", "spark_node", "spark_pipeline", "monitoring", "os_tuning",
            "artifact")
+#: Roles without a plan of their own, and why none is needed.
+WITHOUT_PLAN = {
+    # Runs the kafka_broker role (and so its plan) with its own defaults beside it; its one task
+    # file of its own stops a controller for good in a rollback (playbooks/kraft_rollback.yml).
+    "kafka_controller": "runs kafka_broker's plan",
+    # The one rolling restart every plan's roll terms are carried out by (deploys.base.Roll in
+    # pyinfra): it decides nothing of a role, only the order its inputs give.
+    "rolling_restart": "carries out the plans' roll terms",
+}
 #: Roles that still read a command's output by line position (`stdout_lines[N]`): none.
 POSITIONAL_YET: set[str] = set()
 
@@ -27,6 +36,15 @@ _QUESTIONS = re.compile(r"ansible\.builtin\.(?:command|shell|slurp|stat)\b")
 
 def _yaml_of(role: str) -> dict[str, str]:
     return {str(p.relative_to(ROOT)): p.read_text() for p in sorted((ROLES / role).rglob("*.yml"))}
+
+
+def test_every_role_has_a_plan_or_a_reason_it_needs_none() -> None:
+    roles = {p.name for p in ROLES.iterdir() if (p / "tasks").is_dir()}
+    assert roles == set(PLANNED) | set(WITHOUT_PLAN), (
+        f"plan {sorted(roles - set(PLANNED) - set(WITHOUT_PLAN))} in kafkaform.plans and name "
+        "it in PLANNED" if roles - set(PLANNED) - set(WITHOUT_PLAN) else
+        f"{sorted(set(PLANNED) | set(WITHOUT_PLAN) - roles)} are no roles")
+    assert not set(PLANNED) & set(WITHOUT_PLAN)
 
 
 def test_only_the_named_roles_read_output_by_position() -> None:
@@ -139,3 +157,18 @@ def _conditions(text: str) -> list[str]:
             elif found and part:
                 found[-1] += " " + part
     return found
+
+
+#: What a planned deploy may not call itself: the plan already holds what they decide (a
+#: securing step's refusal, a setting's effect, the templates' context).
+_OWN_CONTEXTS = "|".join(PLANNED)
+_DECIDERS = re.compile(
+    rf"\bsecurity_steps\b|\bsetting\(|\brelease_key\(|\b(?:{_OWN_CONTEXTS})_context\(")
+
+
+@pytest.mark.parametrize("role", PLANNED)
+def test_a_planned_deploy_decides_nothing_its_plan_does_not(role: str) -> None:
+    source = (DEPLOYS / f"{role}.py").read_text()
+    found = sorted({m[0] for m in _DECIDERS.finditer(source)})
+    assert not found, (f"deploys/{role}.py calls {found}: decide it in kafkaform.plans.{role} "
+                       "and read the plan's field")
