@@ -31,17 +31,17 @@ import testinfra  # type: ignore[import-untyped]
 import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import acls
-from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.model import CONTROLLER_LISTENER
+from kafkaform.plans.kafka_broker import KafkaBrokerPlan, host_read, kafka_broker_plan, parse_host
 from kafkaform.template_filters import parse_java_properties
 from kafkaform.verify.conftest import (
     Inventory,
+    Node,
     Nodes,
     assert_live_jvm,
 )
 
-ADMIN = "/usr/local/sbin/kafkaform-kafka"
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
 CONFIGS = "kafka.admin.ConfigCommand"
@@ -51,14 +51,16 @@ CONFIGS = "kafka.admin.ConfigCommand"
 class Broker:
     name: str
     host: testinfra.host.Host
-    expected: Mapping[str, Any]  # the role's template context for this broker
+    plan: KafkaBrokerPlan  # the role's plan for this node, from its host read
     expected_inputs: Mapping[str, Any]  # the broker's inventory variables
 
+    @property
+    def expected(self) -> Mapping[str, Any]:
+        """The role's template context for this node."""
+        return self.plan.context
+
     def admin(self, *args: str) -> Any:
-        exp = self.expected
-        argv = [ADMIN, "--bootstrap", exp["admin_bootstrap_servers"], "--conf", exp["conf_dir"],
-                "--libs", f"{exp['install_dir']}/libs", "--java", exp["java"]["binary"], *args]
-        return self.host.run(shlex.join(argv))
+        return self.host.run(shlex.join([*self.plan.admin_argv, *args]))
 
     def tool(self, main_class: str, *args: str, jvm: Sequence[str] = (),
              errors_in_stdout: bool = False) -> Any:
@@ -112,17 +114,23 @@ class Broker:
         return str(self.host.check_output("systemctl show --property=MainPID --value kafka"))
 
 
+def planned(n: Node, inventory: Inventory) -> Broker:
+    """The node as the role plans it: its host read, then the role's plan."""
+    read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
+    assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
+    return Broker(n.name, n.host, kafka_broker_plan(inventory.cluster, n.name, n.variables,
+                                                    parse_host(read.stdout)), n.variables)
+
+
 @pytest.fixture(scope="module")
 def brokers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
-    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables),
-                   n.variables) for n in nodes("brokers", "Kafka brokers")]
+    return [planned(n, inventory) for n in nodes("brokers", "Kafka brokers")]
 
 
 @pytest.fixture(scope="module")
 def controllers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
-    """The KRaft controllers (a cluster in KRaft mode), as the role renders them."""
-    return [Broker(n.name, n.host, kafka_broker_context(inventory.cluster, n.name, n.variables),
-                   n.variables) for n in nodes("controllers", "KRaft controllers")]
+    """The KRaft controllers (a cluster in KRaft mode), as the role plans them."""
+    return [planned(n, inventory) for n in nodes("controllers", "KRaft controllers")]
 
 
 def kraft(broker: Broker) -> bool:
@@ -139,6 +147,30 @@ def verify_topic(brokers: list[Broker]) -> Iterator[str]:
     assert f"Created topic {topic}." in created.stdout, created.stdout + created.stderr
     yield topic
     first.admin_tool(TOPICS, "--command-config", "--delete", "--topic", topic)
+
+
+def test_nothing_left_to_do_and_nothing_refused(brokers: list[Broker]) -> None:
+    """Read as the role reads it, a converged broker needs nothing installed, no znode ACLs, and
+    the run would not stop on it."""
+    for broker in brokers:
+        p = broker.plan
+        assert not p.refusal, f"{broker.name}: {p.refusal}"
+        left = {"packages": p.install.install_packages, "account": p.install.create_account,
+                "agent jar": p.install.fetch_agent,
+                "admin client": p.install.fetch_admin_client, "znode ACLs": p.secure_znodes}
+        assert not any(left.values()), f"{broker.name}: still to do: {left}"
+
+
+def test_planned_files_have_their_owner_group_and_mode(brokers: list[Broker]) -> None:
+    for broker in brokers:
+        for file in (*broker.plan.files, *broker.plan.secret_files,
+                     *broker.plan.install.admin_files):
+            found = broker.host.file(file.dest)
+            assert found.is_file, f"{broker.name}: {file.dest} is missing"
+            assert (found.user, found.group, found.mode) == (
+                file.owner, file.group, int(file.mode, 8)), (
+                f"{broker.name}: {file.dest} is {found.user}:{found.group} {found.mode:o}, "
+                f"planned {file.owner}:{file.group} {file.mode}")
 
 
 def test_services_run_as_the_kafka_user(brokers: list[Broker]) -> None:
