@@ -1,6 +1,6 @@
 """Secrets at rest on the control node: sealed in Ansible Vault's format with the operator's secret.
 
-Every secret kafkaform generates (``secrets.py``) and every private key it keeps (``pki.py``: the
+Every secret kafkaform generates (``secrets.py``) and every private key it keeps (``pki``: the
 CA's and each host's) is written encrypted with the vault secret the run was given, as
 ``ansible-playbook`` takes it (``--vault-id``, ``--vault-password-file``, ``--ask-vault-pass``,
 ``ANSIBLE_VAULT_PASSWORD_FILE``, ``ANSIBLE_VAULT_IDENTITY_LIST``, ansible.cfg), with the identity

@@ -92,7 +92,6 @@ def zookeeper_ids(view: InventoryView) -> Iterable[Finding]:
 #: Kafka's default reserved.broker.max.id: the ids above it are the ones brokers generate.
 RESERVED_BROKER_MAX_ID = 1000
 
-
 #: The highest node.id Kafka accepts (a 32-bit signed integer).
 MAX_NODE_ID = 2**31 - 1
 
