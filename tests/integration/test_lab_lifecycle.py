@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkaform import lab
+from kafkaform import lab, lab_state
 
 NETWORK = "kafkaform-labtest"
 MIRROR = "kft-mirror"
@@ -89,10 +89,10 @@ def topology(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 
 def test_up_is_idempotent_and_down_leaves_nothing(topology: tuple[Path, Path]) -> None:
     inventory, cache = topology
-    sysctls_before = lab.read_sysctls(lab.WATCHED_SYSCTLS)
+    sysctls_before = lab_state.read_sysctls(lab_state.WATCHED_SYSCTLS)
 
     kafkaform_lab("up", inventory, cache)
-    state = lab.load_state(cache, NETWORK)
+    state = lab_state.load_state(cache, NETWORK)
     assert sorted(state.containers) == sorted([*HOSTS, MIRROR])
     assert len(state.loops) == 3
 
@@ -129,7 +129,7 @@ def test_up_is_idempotent_and_down_leaves_nothing(topology: tuple[Path, Path]) -
     # A second `up` changes nothing.
     again = kafkaform_lab("up", inventory, cache)
     assert "created" not in again.stderr and "attached" not in again.stderr
-    assert lab.load_state(cache, NETWORK) == state
+    assert lab_state.load_state(cache, NETWORK) == state
 
     status = kafkaform_lab("status", inventory, cache)
     assert "kft-kafka1" in status.stdout and "lab-b" in status.stdout
@@ -140,8 +140,8 @@ def test_up_is_idempotent_and_down_leaves_nothing(topology: tuple[Path, Path]) -
     assert run("podman", "network", "exists", NETWORK, cache=cache, check=False).returncode == 1
     assert str(cache) not in run("losetup", "-a", cache=cache).stdout
     assert not (cache / "lab" / "disks").exists()
-    assert not lab.state_path(cache).exists()
-    assert lab.read_sysctls(lab.WATCHED_SYSCTLS) == sysctls_before
+    assert not lab_state.state_path(cache).exists()
+    assert lab_state.read_sysctls(lab_state.WATCHED_SYSCTLS) == sysctls_before
 
     # A second `down` is a no-op.
     kafkaform_lab("down", inventory, cache)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkaform import lab, lab_image
+from kafkaform import lab, lab_hosts, lab_image, lab_state
 from kafkaform.podman import CommandError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,24 +18,26 @@ BROKER_DISKS = [
 
 
 def test_parse_hosts_takes_groups_rack_disks_and_the_spark_shared_dir() -> None:
-    hosts = lab.parse_hosts(
+    hosts = lab_hosts.parse_hosts(
         {"kf-kafka1": {"rack": "lab-a", "os_tuning_data_disks": BROKER_DISKS}, "kf-s": {},
          "kf-w": {"spark_node_shared_dir": "/nfs/spark"}},
         {"kf-kafka1": ["all", "kafka_broker"], "kf-s": ["ungrouped", "spark_master"],
          "kf-w": ["spark_worker"]},
     )
     assert hosts == [
-        lab.LabHost("kf-kafka1", ("kafka_broker",), "lab-a", ("/dev/kfdata0", "/dev/kfdata1")),
-        lab.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared"),
-        lab.LabHost("kf-w", ("spark_worker",), None, (), "/nfs/spark"),
+        lab_hosts.LabHost("kf-kafka1", ("kafka_broker",), "lab-a",
+                          ("/dev/kfdata0", "/dev/kfdata1")),
+        lab_hosts.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared"),
+        lab_hosts.LabHost("kf-w", ("spark_worker",), None, (), "/nfs/spark"),
     ]
 
 
 def test_only_spark_nodes_mount_the_shared_volume() -> None:
-    spark = lab.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared")
-    broker = lab.LabHost("kf-kafka1", ("kafka_broker",), "lab-a", ())
-    assert "kflab-shared:/srv/kafkaform/shared" in lab.host_run_args(spark, {}, "kflab", "img")
-    assert not any("shared" in a for a in lab.host_run_args(broker, {}, "kflab", "img"))
+    spark = lab_hosts.LabHost("kf-s", ("spark_master",), None, (), "/srv/kafkaform/shared")
+    broker = lab_hosts.LabHost("kf-kafka1", ("kafka_broker",), "lab-a", ())
+    spark_args = lab_hosts.host_run_args(spark, {}, "kflab", "img")
+    assert "kflab-shared:/srv/kafkaform/shared" in spark_args
+    assert not any("shared" in a for a in lab_hosts.host_run_args(broker, {}, "kflab", "img"))
 
 
 @pytest.mark.parametrize(
@@ -49,16 +51,16 @@ def test_only_spark_nodes_mount_the_shared_volume() -> None:
 )
 def test_parse_hosts_rejects_bad_disks(disks: list[object]) -> None:
     with pytest.raises(CommandError):
-        lab.parse_hosts({"h": {"os_tuning_data_disks": disks}}, {})
+        lab_hosts.parse_hosts({"h": {"os_tuning_data_disks": disks}}, {})
 
 
 def test_parse_hosts_rejects_names_podman_refuses() -> None:
     with pytest.raises(CommandError, match="container name"):
-        lab.parse_hosts({"bad/name": {}}, {})
+        lab_hosts.parse_hosts({"bad/name": {}}, {})
 
 
 def test_the_lab_inventory_maps_to_the_expected_hosts() -> None:
-    hosts = {h.name: h for h in lab.load_inventory(REPO / "inventory" / "lab")}
+    hosts = {h.name: h for h in lab_hosts.load_inventory(REPO / "inventory" / "lab")}
     assert set(hosts) >= {"kf-zk1", "kf-zk2", "kf-zk3", "kf-kafka1", "kf-kafka2", "kf-kafka3"}
     assert hosts["kf-kafka1"].disks == ("/dev/kfdata0", "/dev/kfdata1")
     assert hosts["kf-zk2"].disks == ("/dev/kfdata0",)
@@ -67,13 +69,13 @@ def test_the_lab_inventory_maps_to_the_expected_hosts() -> None:
 
 
 def test_disk_files_are_per_host_and_device(tmp_path: Path) -> None:
-    assert lab.disk_file(tmp_path, "kf-zk1", "/dev/kfdata0") == (
+    assert lab_hosts.disk_file(tmp_path, "kf-zk1", "/dev/kfdata0") == (
         tmp_path / "lab" / "disks" / "kf-zk1-kfdata0.img"
     )
 
 
 def test_each_loop_device_goes_in_under_its_stable_name_and_its_own() -> None:
-    args = lab.device_args({"/dev/kfdata1": "/dev/loop7", "/dev/kfdata0": "/dev/loop3"})
+    args = lab_hosts.device_args({"/dev/kfdata1": "/dev/loop7", "/dev/kfdata0": "/dev/loop3"})
     assert args == [
         "--device", "/dev/loop3:/dev/kfdata0:rwm", "--device", "/dev/loop3:/dev/loop3:rwm",
         "--device", "/dev/loop7:/dev/kfdata1:rwm", "--device", "/dev/loop7:/dev/loop7:rwm",
@@ -81,8 +83,8 @@ def test_each_loop_device_goes_in_under_its_stable_name_and_its_own() -> None:
 
 
 def test_host_containers_run_systemd_unprivileged_with_sys_admin_only() -> None:
-    host = lab.LabHost("kf-zk1", ("zookeeper",), "lab-a", ("/dev/kfdata0",))
-    args = lab.host_run_args(host, {"/dev/kfdata0": "/dev/loop0"}, "net", "img")
+    host = lab_hosts.LabHost("kf-zk1", ("zookeeper",), "lab-a", ("/dev/kfdata0",))
+    args = lab_hosts.host_run_args(host, {"/dev/kfdata0": "/dev/loop0"}, "net", "img")
     assert args[:4] == ["--name", "kf-zk1", "--hostname", "kf-zk1"]
     assert "--systemd=always" in args
     assert args[args.index("--network") + 1] == "net"
@@ -93,20 +95,20 @@ def test_host_containers_run_systemd_unprivileged_with_sys_admin_only() -> None:
 
 
 def test_the_mirror_serves_its_directory_read_only() -> None:
-    args = lab.mirror_run_args("kf-mirror", "net", "img", Path("/c/mirror"))
+    args = lab_hosts.mirror_run_args("kf-mirror", "net", "img", Path("/c/mirror"))
     assert "/c/mirror:/srv/mirror:ro" in args
     assert args[-6:] == ["python3", "-m", "http.server", "8000", "--directory", "/srv/mirror"]
 
 
 def test_spec_hash_changes_with_definition_and_image() -> None:
-    base = lab.spec_hash(["--name", "a"], "img1")
-    assert base == lab.spec_hash(["--name", "a"], "img1")
-    assert base != lab.spec_hash(["--name", "a", "--device", "x"], "img1")
-    assert base != lab.spec_hash(["--name", "a"], "img2")
+    base = lab_hosts.spec_hash(["--name", "a"], "img1")
+    assert base == lab_hosts.spec_hash(["--name", "a"], "img1")
+    assert base != lab_hosts.spec_hash(["--name", "a", "--device", "x"], "img1")
+    assert base != lab_hosts.spec_hash(["--name", "a"], "img2")
 
 
 def test_state_round_trips_through_its_file(tmp_path: Path) -> None:
-    state = lab.LabState(
+    state = lab_state.LabState(
         network="n",
         created_network=True,
         containers=["kf-zk1", "kf-mirror"],
@@ -115,18 +117,18 @@ def test_state_round_trips_through_its_file(tmp_path: Path) -> None:
         dirs=["/c/lab/disks"],
         host_sysctls={"vm.swappiness": "60"},
     )
-    lab.save_state(tmp_path, state)
-    assert lab.load_state(tmp_path, "other") == state
-    assert lab.load_state(tmp_path / "empty", "n2") == lab.LabState(network="n2")
+    lab_state.save_state(tmp_path, state)
+    assert lab_state.load_state(tmp_path, "other") == state
+    assert lab_state.load_state(tmp_path / "empty", "n2") == lab_state.LabState(network="n2")
 
 
 def test_a_state_file_of_another_format_is_refused() -> None:
     with pytest.raises(CommandError, match="format"):
-        lab.LabState.from_json('{"version": 99}')
+        lab_state.LabState.from_json('{"version": 99}')
 
 
 def test_remember_adds_once() -> None:
-    state = lab.LabState()
+    state = lab_state.LabState()
     state.remember(state.containers, "a")
     state.remember(state.containers, "a")
     assert state.containers == ["a"]
@@ -136,10 +138,11 @@ def test_sysctl_values_are_read_from_proc_and_drift_is_reported(tmp_path: Path) 
     (tmp_path / "vm").mkdir()
     (tmp_path / "vm" / "swappiness").write_text("60\n")
     (tmp_path / "vm" / "dirty_ratio").write_text("20\n")
-    current = lab.read_sysctls(["vm.swappiness", "vm.dirty_ratio", "vm.absent"], proc=tmp_path)
+    current = lab_state.read_sysctls(["vm.swappiness", "vm.dirty_ratio", "vm.absent"],
+                                     proc=tmp_path)
     assert current == {"vm.swappiness": "60", "vm.dirty_ratio": "20"}
-    assert lab.sysctl_drift(current, current) == []
-    drift = lab.sysctl_drift(current, {**current, "vm.swappiness": "1"})
+    assert lab_state.sysctl_drift(current, current) == []
+    drift = lab_state.sysctl_drift(current, {**current, "vm.swappiness": "1"})
     assert drift == ["sysctl -w vm.swappiness='60'  # now '1'"]
 
 

@@ -10,22 +10,20 @@ labelled `org.kafkaform.lab=<network>`, so `down` removes those and never anythi
 engineers' molecule-* containers, other loop devices). Containers are unprivileged: the lab must
 never be able to change the machine's kernel settings; only CAP_SYS_ADMIN is added, so XFS data
 disks can be mounted inside.
+
+The hosts' containers are modelled in ``lab_hosts``, the state file in ``lab_state``; the
+commands are here.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
-import hashlib
-import json
 import os
-import re
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,31 @@ from . import lab_image
 from .contexts.monitoring import tls_files
 from .contexts.spark_node import TLS_UI_PORT_OFFSET
 from .defaults import role_default
-from .model import MONITORING, SPARK_MASTER, SPARK_WORKER
+from .lab_hosts import (
+    LAB_LABEL,
+    MIRROR,
+    MIRROR_PORT,
+    NETWORK,
+    SPEC_LABEL,
+    LabHost,
+    disk_file,
+    host_run_args,
+    load_inventory,
+    mirror_run_args,
+    shared_volume,
+    spec_hash,
+)
+from .lab_state import (
+    WATCHED_SYSCTLS,
+    LabState,
+    load_state,
+    locked,
+    read_sysctls,
+    save_state,
+    state_path,
+    warn_sysctl_drift,
+)
+from .model import MONITORING, SPARK_MASTER
 from .paths import collection_root
 from .podman import (
     CommandError,
@@ -49,220 +71,9 @@ from .podman import (
     succeeds,
 )
 
-NETWORK = "kafkaform-lab"
-MIRROR = "kf-mirror"
-MIRROR_PORT = 8000
-LAB_LABEL = "org.kafkaform.lab"
-SPEC_LABEL = "org.kafkaform.spec"
 DISK_SIZE = 512 * 1024 * 1024  # mkfs.xfs refuses filesystems under 300 MB
+
 READY_STATES = ("running", "degraded")
-STATE_VERSION = 1
-# Machine-wide kernel settings a tuning role might try to change. The containers cannot write them
-# by accident (/proc/sys is read-only inside), but CAP_SYS_ADMIN could remount it, so `up` records
-# their values and `status`/`down` say loudly if they moved while the lab ran.
-WATCHED_SYSCTLS = (
-    "vm.swappiness",
-    "vm.dirty_ratio",
-    "vm.dirty_background_ratio",
-    "vm.max_map_count",
-    "vm.overcommit_memory",
-    "fs.file-max",
-    "net.core.rmem_max",
-    "net.core.wmem_max",
-)
-_DEVICE = re.compile(r"^/dev/[a-z][a-z0-9]*$")
-_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
-
-
-# --- pure model: inventory -> hosts -> container specs --------------------------------------
-
-
-@dataclass(frozen=True)
-class LabHost:
-    """One inventory host as the lab sees it: its container name, groups, rack and data disks."""
-
-    name: str
-    groups: tuple[str, ...]
-    rack: str | None
-    disks: tuple[str, ...]  # device paths inside the container, e.g. /dev/kfdata0
-    # Spark nodes share one directory (spark_node_shared_dir): the lab mounts one volume there.
-    shared_dir: str | None = None
-
-
-def parse_hosts(
-    host_vars: Mapping[str, Mapping[str, Any]], host_groups: Mapping[str, Sequence[str]]
-) -> list[LabHost]:
-    """Turn inventory data (variables and groups per host) into lab hosts, validated."""
-    hosts = []
-    for name in sorted(host_vars):
-        if not _NAME.match(name):
-            raise CommandError(f"inventory host {name!r} is not a valid container name")
-        variables = host_vars[name]
-        declared = variables.get("os_tuning_data_disks") or []
-        disks = tuple(_disk_device(name, disk) for disk in declared)
-        if len(set(disks)) != len(disks):
-            raise CommandError(f"{name}: os_tuning_data_disks lists a device twice: {disks}")
-        rack = variables.get("rack")
-        groups = tuple(sorted(set(host_groups.get(name, ())) - {"all", "ungrouped"}))
-        shared = variables.get("spark_node_shared_dir") or role_default("spark_node_shared_dir")
-        is_spark = bool({SPARK_MASTER, SPARK_WORKER} & set(groups))
-        hosts.append(LabHost(name, groups, str(rack) if rack is not None else None, disks,
-                             str(shared) if is_spark else None))
-    return hosts
-
-
-def _disk_device(host: str, disk: Any) -> str:
-    """The in-container device path of one `os_tuning_data_disks` entry."""
-    device = disk.get("device") if isinstance(disk, Mapping) else None
-    if not isinstance(device, str) or not _DEVICE.match(device):
-        raise CommandError(
-            f"{host}: os_tuning_data_disks entry {disk!r} needs a device like /dev/kfdata0"
-        )
-    return device
-
-
-def disk_file(cache: Path, host: str, device: str) -> Path:
-    """The sparse file backing one data disk of one host."""
-    return cache / "lab" / "disks" / f"{host}-{Path(device).name}.img"
-
-
-def device_args(loops: Mapping[str, str]) -> list[str]:
-    """`--device` options handing each loop device in under its stable in-container name.
-
-    The loop node is passed under its own name too: blkid (and so `mount UUID=...` and Ansible's
-    mount facts) finds devices through /proc/partitions, which names the loop device.
-    """
-    args: list[str] = []
-    for device, loop in sorted(loops.items()):
-        args += ["--device", f"{loop}:{device}:rwm", "--device", f"{loop}:{loop}:rwm"]
-    return args
-
-
-def shared_volume(network: str) -> str:
-    """The podman volume the lab's Spark nodes share (a stand-in for NFS)."""
-    return f"{network}-shared"
-
-
-def host_run_args(host: LabHost, loops: Mapping[str, str], network: str, image: str) -> list[str]:
-    """The `podman run` arguments (after the label options) of one systemd lab host."""
-    shared = ["--volume", f"{shared_volume(network)}:{host.shared_dir}"] if host.shared_dir else []
-    return [
-        "--name", host.name,
-        "--hostname", host.name,
-        "--network", network,
-        "--systemd=always",
-        # Needed to mount the XFS data disks; NOT --privileged, which could change global sysctls.
-        "--cap-add", "SYS_ADMIN",
-        *device_args(loops),
-        *shared,
-        image,
-        "/sbin/init",
-    ]  # fmt: skip
-
-
-def mirror_run_args(name: str, network: str, image: str, directory: Path) -> list[str]:
-    """The `podman run` arguments of the artifact mirror: a static HTTP server, read-only data."""
-    return [
-        "--name", name,
-        "--hostname", name,
-        "--network", network,
-        # python as PID 1 would ignore the stop signal; catatonit forwards it.
-        "--init",
-        "--systemd=false",
-        "--volume", f"{directory}:/srv/mirror:ro",
-        image,
-        "python3", "-m", "http.server", str(MIRROR_PORT), "--directory", "/srv/mirror",
-    ]  # fmt: skip
-
-
-def spec_hash(run_args: Sequence[str], image_id: str) -> str:
-    """Fingerprint of a container's definition; a running container with another one is stale."""
-    return hashlib.sha256("\0".join([image_id, *run_args]).encode()).hexdigest()[:16]
-
-
-# --- state file ----------------------------------------------------------------------------
-
-
-@dataclass
-class LabState:
-    """What `up` made, so `down` removes exactly that."""
-
-    network: str = NETWORK
-    created_network: bool = False
-    containers: list[str] = field(default_factory=list)
-    loops: dict[str, str] = field(default_factory=dict)  # loop device -> backing file
-    files: list[str] = field(default_factory=list)
-    dirs: list[str] = field(default_factory=list)
-    host_sysctls: dict[str, str] = field(default_factory=dict)  # machine's values at first `up`
-
-    def to_json(self) -> str:
-        """Serialise, with a version so a future format can refuse an old file clearly."""
-        return json.dumps({"version": STATE_VERSION, **asdict(self)}, indent=2, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> LabState:
-        """Parse a state file written by to_json."""
-        data = json.loads(text)
-        if data.pop("version", None) != STATE_VERSION:
-            raise CommandError("unknown lab state file format: remove the lab by hand")
-        return cls(**data)
-
-    def remember(self, items: list[str], item: str) -> None:
-        """Add item to one of the lists once."""
-        if item not in items:
-            items.append(item)
-
-
-def state_path(cache: Path) -> Path:
-    """Where the lab state file lives."""
-    return cache / "lab" / "state.json"
-
-
-def load_state(cache: Path, network: str) -> LabState:
-    """The recorded state, or an empty one for this network."""
-    path = state_path(cache)
-    return LabState.from_json(path.read_text()) if path.is_file() else LabState(network=network)
-
-
-def save_state(cache: Path, state: LabState) -> None:
-    """Write the state atomically (a crash never leaves half a file)."""
-    path = state_path(cache)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(state.to_json() + "\n")
-    tmp.replace(path)
-
-
-def read_sysctls(keys: Sequence[str], proc: Path = Path("/proc/sys")) -> dict[str, str]:
-    """Current values of kernel settings (keys in sysctl's dotted form); unknown keys skipped."""
-    values = {}
-    for key in keys:
-        with contextlib.suppress(OSError):
-            values[key] = " ".join((proc / key.replace(".", "/")).read_text().split())
-    return values
-
-
-def sysctl_drift(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
-    """A `sysctl -w` command restoring each recorded setting whose value changed."""
-    return [
-        f"sysctl -w {key}='{value}'  # now {current[key]!r}"
-        for key, value in sorted(recorded.items())
-        if key in current and current[key] != value
-    ]
-
-
-def warn_sysctl_drift(state: LabState) -> bool:
-    """Say which machine-wide settings changed since `up`; True when some did."""
-    drift = sysctl_drift(state.host_sysctls, read_sysctls(list(state.host_sysctls)))
-    if drift:
-        say(
-            "WARNING: machine-wide kernel settings changed while the lab ran (it must not "
-            "change them); the machine's values are restored by:\n  " + "\n  ".join(drift)
-        )
-    return bool(drift)
-
-
-# --- environment -----------------------------------------------------------------------------
 
 
 def repo_root() -> Path:
@@ -286,43 +97,6 @@ def prepare_environment() -> None:
     if "CONTAINERS_CONF" not in os.environ and conf.is_file():
         # Without it podman uses crun and ulimits this machine refuses (see lab/containers.conf).
         os.environ["CONTAINERS_CONF"] = str(conf)
-
-
-@contextlib.contextmanager
-def locked(cache: Path) -> Iterator[None]:
-    """Serialise `up` and `down` runs that share one cache (and so one state file)."""
-    lock = cache / "lab" / ".lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def load_inventory(path: Path) -> list[LabHost]:
-    """Read the lab inventory with Ansible's own parser, so group_vars apply exactly as in a run."""
-    if not path.exists():
-        raise CommandError(f"inventory {path} not found: pass --inventory")
-    from ansible.inventory.manager import InventoryManager
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.vars.manager import VariableManager
-
-    loader = DataLoader()
-    inventory = InventoryManager(loader=loader, sources=[str(path)])
-    variables = VariableManager(loader=loader, inventory=inventory)
-    host_vars: dict[str, dict[str, Any]] = {}
-    host_groups: dict[str, list[str]] = {}
-    for host in inventory.get_hosts():
-        values = variables.get_vars(host=host)
-        host_vars[host.name] = {
-            k: values.get(k) for k in ("rack", "os_tuning_data_disks", "spark_node_shared_dir")
-        }
-        host_groups[host.name] = [group.name for group in host.get_groups()]
-    if not host_vars:
-        raise CommandError(f"inventory {path} has no hosts")
-    return parse_hosts(host_vars, host_groups)
-
-
-# --- up --------------------------------------------------------------------------------------
 
 
 def ensure_network(state: LabState, cache: Path) -> None:
@@ -499,9 +273,6 @@ def lab_up(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- down ------------------------------------------------------------------------------------
-
-
 def ours(kind: str, network: str) -> list[str]:
     """Containers, networks or volumes labelled as this lab's (the state file may be lost)."""
     filters = ["--filter", f"label={LAB_LABEL}={network}"]
@@ -552,9 +323,6 @@ def detach_our_loops(state: LabState, cache: Path) -> None:
             if loop_backing_file(loop) == backing.resolve():
                 detach_loop(loop)
                 say(f"{loop}: detached from {backing.name}")
-
-
-# --- status ----------------------------------------------------------------------------------
 
 
 def container_address(info: Mapping[str, Any], network: str) -> str:
@@ -647,9 +415,6 @@ def lab_image_command(args: argparse.Namespace) -> int:
     """Build the base image unless it is current."""
     lab_image.ensure_image(cache_root(), force=args.force)
     return 0
-
-
-# --- command line ----------------------------------------------------------------------------
 
 
 def guarded(handler: Any) -> Any:
