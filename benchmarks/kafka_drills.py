@@ -438,7 +438,7 @@ def securing_zookeeper_under_load(inventory: str, seconds: float, throughput: in
                              check=lambda hosts: zookeeper_on_tls(inventory))
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", required=True)
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
@@ -455,89 +455,138 @@ def main() -> int:
                         help="resume, upgrade: converge with the roles or the pyinfra deploys")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=50, help="messages a second")
-    args = parser.parse_args()
-    ok = True
-    if args.drill in ("roll", "all"):
-        def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
-            print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
-        ok &= under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
-    if args.drill in ("resume", "drills", "all"):
-        def resume(hosts: list[str], boot: str, ids: list[int]) -> bool:
-            pids = main_pids(hosts)
-            for host in hosts:
-                sh(host, f"touch {SERVER_PROPERTIES}")
-            took = (deploy_brokers(args.inventory) if args.engine == "pyinfra"
-                    else playbook(args.inventory, "kafka_broker.yml"))
-            restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
-            print(f"resumed run ({args.engine}) under load: {took:.1f} s, brokers restarted: "
-                  f"{len(restarted)} of {len(hosts)}")
-            if len(restarted) != len(hosts):
-                print("resume: a broker older than its server.properties kept running -> FAIL")
-            return len(restarted) == len(hosts)
-        ok &= under_load(args.inventory, "resume", resume, args.seconds, True, args.throughput)
-    if args.drill == "secure":
-        ok &= securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
-                                  args.client_port)
-    if args.drill == "secure-zookeeper":  # a cluster an earlier release secured without it
-        ok &= securing_zookeeper_under_load(args.inventory, args.seconds, args.throughput,
-                                            args.playbook)
-    if args.drill == "rollback":  # never part of all: it needs a ZooKeeper-mode cluster
-        def back_in_zookeeper_mode(hosts: list[str]) -> bool:
-            modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."
-                                    f"enable)=' {SERVER_PROPERTIES} || true").strip()
-                     for host in hosts}
-            back = all(count == "0" for count in modes.values())
-            print(f"brokers in ZooKeeper mode after the rollback: {'all' if back else modes}")
-            return back
-        ok &= phases_under_load(args.inventory, "rollback", [
-            ("controllers and dual_write (to the soak point)",
-             lambda: playbook(args.inventory, "kraft_migration.yml")),
-            ("rollback to ZooKeeper mode", lambda: playbook(args.inventory, "kraft_rollback.yml")),
-        ], args.seconds, args.throughput, back_in_zookeeper_mode)
-    if args.drill == "migrate":  # never part of all: it needs a ZooKeeper-mode cluster to migrate
-        ok &= phases_under_load(args.inventory, "migrate", [
-            ("controllers and dual_write (to the soak point)",
-             lambda: playbook(args.inventory, "kraft_migration.yml")),
-            ("kraft_brokers", lambda: playbook(args.inventory, "kraft_migration.yml",
-                                               "-e", "kraft_migration_phase=kraft_brokers")),
-            ("finalized", lambda: playbook(args.inventory, "kraft_migration.yml",
-                                           "-e", "kraft_migration_finalize=true")),
-        ], args.seconds, args.throughput)
-    if args.drill == "upgrade":  # never part of all: it needs a KRaft cluster, version raised
-        def upgrade() -> float:
-            return (deploy_brokers(args.inventory, "kafkaform.deploys.site.kafka")
-                    if args.engine == "pyinfra" else playbook(args.inventory, "kafka.yml"))
-        ok &= phases_under_load(args.inventory, "upgrade", [
-            (f"controllers, then brokers, onto the new release ({args.engine}); "
-             "metadata.version raised", upgrade),
-        ], args.seconds, args.throughput, lambda hosts: upgraded(args.inventory))
-    if args.drill in ("rotate", "drills", "all"):
-        ok &= rotation_under_load(args.inventory, args.seconds, args.throughput)
-    if args.drill in ("kill", "drills", "all"):
-        def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
-            start = time.monotonic()
-            sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
-            # A broker killed without notice stays registered until its ZooKeeper session (in
-            # KRaft mode, its broker session) expires, and leads its partitions until then: None
-            # when never seen unhealthy.
-            noticed = wait_until(hosts[-1], boot, ids, passing=False, timeout=60, poll=0.5)
-            wait_healthy(hosts[-1], boot, ids)
-            seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"
-            print(f"SIGKILL {hosts[0]}: {seen}, healthy again after "
-                  f"{time.monotonic() - start:.1f} s")
-        ok &= under_load(args.inventory, "kill", kill, args.seconds, False, args.throughput)
-    if args.drill in ("time", "all"):
-        hosts, boot, ids = brokers(args.inventory)
-        singles = []
+    return parser
+
+
+def roll_drill(args: argparse.Namespace) -> bool:
+    def roll(hosts: list[str], boot: str, ids: list[int]) -> None:
+        print(f"rolling restart under load: {rolling_restart(args.inventory):.1f} s")
+    return under_load(args.inventory, "roll", roll, args.seconds, True, args.throughput)
+
+
+def resume_drill(args: argparse.Namespace) -> bool:
+    """A run after a change every broker must restart for, under load."""
+    def resume(hosts: list[str], boot: str, ids: list[int]) -> bool:
+        pids = main_pids(hosts)
         for host in hosts:
-            start = time.monotonic()
-            sh(host, "systemctl restart kafka")
-            wait_healthy(host, boot, ids)
-            singles.append(time.monotonic() - start)
-            print(f"single restart + catch-up {host}: {singles[-1]:.1f} s")
-        rolled = rolling_restart(args.inventory)
-        print(f"rolling restart of {len(hosts)} brokers: {rolled:.1f} s; sum of single restarts "
-              f"{sum(singles):.1f} s; ratio {rolled / sum(singles):.2f}")
+            sh(host, f"touch {SERVER_PROPERTIES}")
+        took = (deploy_brokers(args.inventory) if args.engine == "pyinfra"
+                else playbook(args.inventory, "kafka_broker.yml"))
+        restarted = [host for host, pid in main_pids(hosts).items() if pid != pids[host]]
+        print(f"resumed run ({args.engine}) under load: {took:.1f} s, brokers restarted: "
+              f"{len(restarted)} of {len(hosts)}")
+        if len(restarted) != len(hosts):
+            print("resume: a broker older than its server.properties kept running -> FAIL")
+        return len(restarted) == len(hosts)
+    return under_load(args.inventory, "resume", resume, args.seconds, True, args.throughput)
+
+
+def secure_drill(args: argparse.Namespace) -> bool:
+    return securing_under_load(args.inventory, args.seconds, args.throughput, args.playbook,
+                               args.client_port)
+
+
+def secure_zookeeper_drill(args: argparse.Namespace) -> bool:
+    # A cluster an earlier release secured without it.
+    return securing_zookeeper_under_load(args.inventory, args.seconds, args.throughput,
+                                         args.playbook)
+
+
+def rollback_drill(args: argparse.Namespace) -> bool:
+    """Never part of all: it needs a ZooKeeper-mode cluster."""
+    def back_in_zookeeper_mode(hosts: list[str]) -> bool:
+        modes = {host: sh(host, f"grep -c -E '^(process.roles|zookeeper.metadata.migration."
+                                f"enable)=' {SERVER_PROPERTIES} || true").strip()
+                 for host in hosts}
+        back = all(count == "0" for count in modes.values())
+        print(f"brokers in ZooKeeper mode after the rollback: {'all' if back else modes}")
+        return back
+    return phases_under_load(args.inventory, "rollback", [
+        ("controllers and dual_write (to the soak point)",
+         lambda: playbook(args.inventory, "kraft_migration.yml")),
+        ("rollback to ZooKeeper mode", lambda: playbook(args.inventory, "kraft_rollback.yml")),
+    ], args.seconds, args.throughput, back_in_zookeeper_mode)
+
+
+def migrate_drill(args: argparse.Namespace) -> bool:
+    """Never part of all: it needs a ZooKeeper-mode cluster to migrate."""
+    return phases_under_load(args.inventory, "migrate", [
+        ("controllers and dual_write (to the soak point)",
+         lambda: playbook(args.inventory, "kraft_migration.yml")),
+        ("kraft_brokers", lambda: playbook(args.inventory, "kraft_migration.yml",
+                                           "-e", "kraft_migration_phase=kraft_brokers")),
+        ("finalized", lambda: playbook(args.inventory, "kraft_migration.yml",
+                                       "-e", "kraft_migration_finalize=true")),
+    ], args.seconds, args.throughput)
+
+
+def upgrade_drill(args: argparse.Namespace) -> bool:
+    """Never part of all: it needs a KRaft cluster, version raised."""
+    def upgrade() -> float:
+        return (deploy_brokers(args.inventory, "kafkaform.deploys.site.kafka")
+                if args.engine == "pyinfra" else playbook(args.inventory, "kafka.yml"))
+    return phases_under_load(args.inventory, "upgrade", [
+        (f"controllers, then brokers, onto the new release ({args.engine}); "
+         "metadata.version raised", upgrade),
+    ], args.seconds, args.throughput, lambda hosts: upgraded(args.inventory))
+
+
+def rotate_drill(args: argparse.Namespace) -> bool:
+    return rotation_under_load(args.inventory, args.seconds, args.throughput)
+
+
+def kill_drill(args: argparse.Namespace) -> bool:
+    def kill(hosts: list[str], boot: str, ids: list[int]) -> None:
+        start = time.monotonic()
+        sh(hosts[0], "systemctl kill --signal=SIGKILL kafka")
+        # A broker killed without notice stays registered until its ZooKeeper session (in
+        # KRaft mode, its broker session) expires, and leads its partitions until then: None
+        # when never seen unhealthy.
+        noticed = wait_until(hosts[-1], boot, ids, passing=False, timeout=60, poll=0.5)
+        wait_healthy(hosts[-1], boot, ids)
+        seen = "never seen unhealthy" if noticed is None else f"unhealthy after {noticed:.1f} s"
+        print(f"SIGKILL {hosts[0]}: {seen}, healthy again after "
+              f"{time.monotonic() - start:.1f} s")
+    return under_load(args.inventory, "kill", kill, args.seconds, False, args.throughput)
+
+
+def time_drill(args: argparse.Namespace) -> bool:
+    """Each broker restarted alone, then a rolling restart: timings only, it fails nothing."""
+    hosts, boot, ids = brokers(args.inventory)
+    singles = []
+    for host in hosts:
+        start = time.monotonic()
+        sh(host, "systemctl restart kafka")
+        wait_healthy(host, boot, ids)
+        singles.append(time.monotonic() - start)
+        print(f"single restart + catch-up {host}: {singles[-1]:.1f} s")
+    rolled = rolling_restart(args.inventory)
+    print(f"rolling restart of {len(hosts)} brokers: {rolled:.1f} s; sum of single restarts "
+          f"{sum(singles):.1f} s; ratio {rolled / sum(singles):.2f}")
+    return True
+
+
+#: Each drill, in the order they run, with the --drill choices that run it.
+DRILLS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], bool]], ...] = (
+    (("roll", "all"), roll_drill),
+    (("resume", "drills", "all"), resume_drill),
+    (("secure",), secure_drill),
+    (("secure-zookeeper",), secure_zookeeper_drill),
+    (("rollback",), rollback_drill),
+    (("migrate",), migrate_drill),
+    (("upgrade",), upgrade_drill),
+    (("rotate", "drills", "all"), rotate_drill),
+    (("kill", "drills", "all"), kill_drill),
+    (("time", "all"), time_drill),
+)
+
+
+def main() -> int:
+    args = _parser().parse_args()
+    ok = True
+    for chosen_by, drill in DRILLS:
+        if args.drill in chosen_by:
+            ok &= drill(args)
     return 0 if ok else 1
 
 

@@ -267,22 +267,8 @@ def playbooks_applying(collection: Path, role: str) -> list[tuple[str, str]]:
     return found
 
 
-def render_role(role_dir: Path, collection: Path) -> str:
-    """The README of one role, from its argument spec, meta and the collection's playbooks."""
-    role = role_dir.name
-    fqcn = f"{COLLECTION}.{role}"
-    specs = (load_yaml(role_dir / "meta" / "argument_specs.yml") or {}).get("argument_specs", {})
-    main = specs.get("main") or {}
-    meta = load_yaml(role_dir / "meta" / "main.yml") or {}
-    info = meta.get("galaxy_info") or {}
-    options: Mapping[str, Any] = main.get("options") or {}
-
-    lines = [HEADER, "", f"# Ansible Role: {fqcn}", ""]
-    for paragraph in [sentence(p) for p in paragraphs(main.get("short_description"))] + \
-            paragraphs(main.get("description")):
-        lines += [paragraph, ""]
-
-    lines += ["## Requirements", ""]
+def _requirements_section(info: Mapping[str, Any]) -> list[str]:
+    lines = ["## Requirements", ""]
     requirements = []
     if info.get("min_ansible_version"):
         requirements.append(f"ansible-core {info['min_ansible_version']} or later on the "
@@ -297,31 +283,40 @@ def render_role(role_dir: Path, collection: Path) -> str:
     for requirement in requirements:
         lines += bullet(f"- {requirement}")
     lines.append("")
+    return lines
 
-    lines += ["## Role Variables", ""]
-    if options:
-        where = "`meta/argument_specs.yml`"
-        if (role_dir / "defaults" / "main.yml").is_file():
-            where += "; why each default: `defaults/main.yml`"
-        lines += [wrap("Available variables are listed below, along with their types and default "
-                       f"values ({where}). Ansible checks every variable against the argument "
-                       "spec before the role runs."), ""]
-        lines += option_sections(options)
-    else:
-        lines += ["None.", ""]
 
+def _variables_section(role_dir: Path, options: Mapping[str, Any]) -> list[str]:
+    lines = ["## Role Variables", ""]
+    if not options:
+        return [*lines, "None.", ""]
+    where = "`meta/argument_specs.yml`"
+    if (role_dir / "defaults" / "main.yml").is_file():
+        where += "; why each default: `defaults/main.yml`"
+    lines += [wrap("Available variables are listed below, along with their types and default "
+                   f"values ({where}). Ansible checks every variable against the argument "
+                   "spec before the role runs."), ""]
+    return lines + option_sections(options)
+
+
+def _entry_points_section(specs: Mapping[str, Any]) -> list[str]:
+    """The role's entry points besides main, for ``tasks_from``; none, no section."""
     others = {name: spec for name, spec in specs.items() if name != "main"}
-    if others:
-        lines += ["## Other Entry Points", "",
-                  wrap("Run with `tasks_from` (`ansible.builtin.include_role`); each takes the "
-                       "variables of the same name above."), ""]
-        for name, spec in others.items():
-            text = " ".join(" ".join(p.split())
-                            for p in paragraphs((spec or {}).get("short_description")))
-            lines += bullet(f"- `{name}`: {sentence(text)}")
-        lines.append("")
+    if not others:
+        return []
+    lines = ["## Other Entry Points", "",
+             wrap("Run with `tasks_from` (`ansible.builtin.include_role`); each takes the "
+                  "variables of the same name above."), ""]
+    for name, spec in others.items():
+        text = " ".join(" ".join(p.split())
+                        for p in paragraphs((spec or {}).get("short_description")))
+        lines += bullet(f"- `{name}`: {sentence(text)}")
+    lines.append("")
+    return lines
 
-    lines += ["## Dependencies", ""]
+
+def _dependencies_section(role_dir: Path, meta: Mapping[str, Any]) -> list[str]:
+    lines = ["## Dependencies", ""]
     dependencies = [str(d.get("role") or d.get("name")) if isinstance(d, Mapping) else str(d)
                     for d in meta.get("dependencies") or ()]
     lines.append(", ".join(f"`{d}`" for d in dependencies) if dependencies else "None.")
@@ -330,11 +325,16 @@ def render_role(role_dir: Path, collection: Path) -> str:
         lines += ["", wrap("Its tasks include " + ", ".join(f"`{r}`" for r in included)
                            + " from the same collection.")]
     lines.append("")
+    return lines
 
+
+def _example_section(collection: Path, role: str, options: Mapping[str, Any]) -> list[str]:
+    """A play applying the role, the variables it must be given, and the collection's playbooks
+    that apply it."""
     applying = playbooks_applying(collection, role)
     hosts = applying[0][1] if applying else "all"
-    lines += ["## Example Playbook", "", "```yaml", f"- hosts: {hosts}", "  roles:",
-              f"    - role: {fqcn}", "```", ""]
+    lines = ["## Example Playbook", "", "```yaml", f"- hosts: {hosts}", "  roles:",
+             f"    - role: {COLLECTION}.{role}", "```", ""]
     required = [name for name, spec in options.items()
                 if (spec or {}).get("required") and "default" not in (spec or {})]
     if required:
@@ -344,7 +344,27 @@ def render_role(role_dir: Path, collection: Path) -> str:
         lines += [wrap(f"The collection's playbook `playbooks/{playbook}.yml` applies the role "
                        f"to `{play_hosts}`:"), "", "```sh",
                   f"ansible-playbook -i inventory {COLLECTION}.{playbook}", "```", ""]
+    return lines
 
+
+def render_role(role_dir: Path, collection: Path) -> str:
+    """The README of one role, from its argument spec, meta and the collection's playbooks."""
+    role = role_dir.name
+    specs = (load_yaml(role_dir / "meta" / "argument_specs.yml") or {}).get("argument_specs", {})
+    main = specs.get("main") or {}
+    meta = load_yaml(role_dir / "meta" / "main.yml") or {}
+    info = meta.get("galaxy_info") or {}
+    options: Mapping[str, Any] = main.get("options") or {}
+
+    lines = [HEADER, "", f"# Ansible Role: {COLLECTION}.{role}", ""]
+    for paragraph in [sentence(p) for p in paragraphs(main.get("short_description"))] + \
+            paragraphs(main.get("description")):
+        lines += [paragraph, ""]
+    lines += _requirements_section(info)
+    lines += _variables_section(role_dir, options)
+    lines += _entry_points_section(specs)
+    lines += _dependencies_section(role_dir, meta)
+    lines += _example_section(collection, role, options)
     lines += ["## License", "", str(info.get("license") or "Apache-2.0"), ""]
     if info.get("author"):
         lines += ["## Author Information", "", f"{info['author']}.", ""]

@@ -278,32 +278,17 @@ def _kms_key(reader: _Reader, data: Mapping[str, Any]) -> str | None:
     return key or None
 
 
-def parse(data: Any, source: str = "spec") -> Spec:
-    """A validated :class:`Spec` from raw YAML data; raises :class:`SpecError` with every problem.
-
-    + data: the spec as YAML loads it (see inventory/aws/cluster.yml)
-    + source: names the spec in error messages, usually its path
-
-    Pure:
-        Makes no AWS call, so a bad spec fails before anything is touched.
-
-    Example:
-        spec = parse(yaml.safe_load(Path("inventory/aws/cluster.yml").read_text()))
-    """
-    reader = _Reader()
-    if not isinstance(data, Mapping):
-        raise SpecError(source, ["the spec is not a mapping. Fix: start from "
-                                 "inventory/aws/cluster.yml."])
+def _name(reader: _Reader, data: Mapping[str, Any]) -> str:
     name = reader.text(data, "name", "", "name the cluster (lower case, digits, dashes)")
     if name and not NAME.match(name):
         reader.fail("name", f"{name!r} is not a cluster name",
                     "use lower case letters, digits and dashes, starting with a letter, "
                     "at most 40 characters")
-    region = reader.text(data, "region", "", "set the AWS region, e.g. eu-west-1")
-    image = reader.text(data, "image", "", "set the AMI id of the hosts' image (ami-...)")
-    key_pair = reader.text(data, "key_pair", "", "name an existing EC2 key pair")
-    ssh_user = str(data.get("ssh_user", "admin"))
+    return name
 
+
+def _zones(reader: _Reader, data: Mapping[str, Any], region: str) -> list[Zone]:
+    """The availability zones, each in the spec's region and listed once."""
     zones: list[Zone] = []
     raw_zones = data.get("zones")
     if not isinstance(raw_zones, list) or not raw_zones:
@@ -324,7 +309,10 @@ def parse(data: Any, source: str = "spec") -> Spec:
             zones.append(Zone(zone, subnet))
     for zone_name in sorted({z.name for z in zones if [y.name for y in zones].count(z.name) > 1}):
         reader.fail("zones", f"zone {zone_name} is listed twice", "list each zone once")
+    return zones
 
+
+def _groups(reader: _Reader, data: Mapping[str, Any]) -> list[Group]:
     groups: list[Group] = []
     raw_groups = data.get("groups")
     if not isinstance(raw_groups, Mapping) or not raw_groups:
@@ -334,7 +322,13 @@ def parse(data: Any, source: str = "spec") -> Spec:
         group = _group(reader, str(group_name), raw)
         if group is not None:
             groups.append(group)
+    return groups
 
+
+def _networks(reader: _Reader,
+              data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """The administrators' and the clients' networks, none of them the whole internet unless the
+    spec makes the brokers public (SE-11, SE-12)."""
     admin = reader.cidrs(data, "admin_cidrs")
     clients = reader.cidrs(data, "client_cidrs")
     public_clients = reader.flag(data, "allow_public_clients", default=False)
@@ -345,7 +339,11 @@ def parse(data: Any, source: str = "spec") -> Spec:
         reader.internet_refused("client_cidrs", clients, cite("SE-12"), "Kafka's client port",
                                 "list only the clients' networks, or set "
                                 "allow_public_clients: true if the brokers are meant to be public")
-    kms_key_id = _kms_key(reader, data)
+    return admin, clients, public_clients
+
+
+def _tags(reader: _Reader, data: Mapping[str, Any]) -> Mapping[Any, Any]:
+    """The spec's own tags; the keys kafkaform finds its resources by are refused."""
     tags = data.get("tags", {}) or {}
     if not isinstance(tags, Mapping):
         reader.fail("tags", f"is {tags!r}", "declare a mapping of tag keys to values")
@@ -354,20 +352,63 @@ def parse(data: Any, source: str = "spec") -> Spec:
         if str(key).startswith(("kafkaform:", "aws:")) or str(key) == "Name":
             reader.fail(f"tags.{key}", "is reserved (kafkaform finds its resources by it)",
                         "use another tag key")
+    return tags
+
+
+def _settings(reader: _Reader, data: Mapping[str, Any]) -> Mapping[Any, Any]:
     settings = data.get("settings", {}) or {}
     if not isinstance(settings, Mapping):
         reader.fail("settings", f"is {settings!r}", "declare a mapping of cluster settings")
         settings = {}
+    return settings
+
+
+def _unknown_fields(reader: _Reader, data: Mapping[str, Any]) -> None:
     known = {"name", "region", "zones", "groups", "image", "key_pair", "admin_cidrs",
              "client_cidrs", "allow_public_clients", "kms_key_id", "ssh_user", "tags", "settings"}
     for key in sorted(set(data) - known):
         reader.fail(str(key), "is not a spec field", f"use {', '.join(sorted(known))}")
 
+
+def _zones_hold_the_ensemble(reader: _Reader, zones: list[Zone], groups: list[Group]) -> None:
+    """No zone holds a majority of a ZooKeeper ensemble, so losing one zone keeps the quorum."""
     zookeeper = next((g for g in groups if g.name == model.ZOOKEEPER), None)
     if zookeeper is not None and zookeeper.count > 1 and zones and len(zones) < 3:
         reader.fail("zones", f"{len(zones)} zone(s) cannot hold a ZooKeeper ensemble of "
                     f"{zookeeper.count}: one zone would hold a majority, and losing it loses "
                     "the quorum", "list at least 3 availability zones")
+
+
+def parse(data: Any, source: str = "spec") -> Spec:
+    """A validated :class:`Spec` from raw YAML data; raises :class:`SpecError` with every problem.
+
+    + data: the spec as YAML loads it (see inventory/aws/cluster.yml)
+    + source: names the spec in error messages, usually its path
+
+    Pure:
+        Makes no AWS call, so a bad spec fails before anything is touched.
+
+    Example:
+        spec = parse(yaml.safe_load(Path("inventory/aws/cluster.yml").read_text()))
+    """
+    reader = _Reader()
+    if not isinstance(data, Mapping):
+        raise SpecError(source, ["the spec is not a mapping. Fix: start from "
+                                 "inventory/aws/cluster.yml."])
+    # Each part in the order its problems are listed.
+    name = _name(reader, data)
+    region = reader.text(data, "region", "", "set the AWS region, e.g. eu-west-1")
+    image = reader.text(data, "image", "", "set the AMI id of the hosts' image (ami-...)")
+    key_pair = reader.text(data, "key_pair", "", "name an existing EC2 key pair")
+    ssh_user = str(data.get("ssh_user", "admin"))
+    zones = _zones(reader, data, region)
+    groups = _groups(reader, data)
+    admin, clients, public_clients = _networks(reader, data)
+    kms_key_id = _kms_key(reader, data)
+    tags = _tags(reader, data)
+    settings = _settings(reader, data)
+    _unknown_fields(reader, data)
+    _zones_hold_the_ensemble(reader, zones, groups)
     if reader.problems:
         raise SpecError(source, reader.problems)
     spec = Spec(name=name, region=region, zones=tuple(zones), groups=tuple(groups), image=image,
