@@ -32,7 +32,8 @@ def promtool(tests_dir: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_rendered_rules_pass_promtool_check() -> None:
-    result = promtool(TESTS, "check", "rules", "/tests/golden/monitoring/alerts.yml")
+    result = promtool(TESTS, "check", "rules",
+                      "/tests/golden/monitoring/etc/prometheus/rules/kafkaform.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 

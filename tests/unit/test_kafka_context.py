@@ -15,6 +15,7 @@ from kafkaform.contexts.kafka_broker import (
     thread_counts,
 )
 from kafkaform.defaults import role_default
+from kafkaform.plans.files import template
 from tests.unit.test_checks import lab_like, view_of
 
 
@@ -316,7 +317,7 @@ def test_kafka_4_logs_with_log4j2_and_each_release_runs_from_its_own_directory()
     assert new["java"]["classpath"] == "/opt/kafkaform/kafka-4.1.2/libs/*"
     assert "-Dlog4j.configuration=file:/etc/kafka/log4j.properties" in old["java"]["options"]
     assert "-Dlog4j2.configurationFile=/etc/kafka/log4j2.yaml" in new["java"]["options"]
-    assert new["log_config"]["template"] == "log4j2.yaml.j2"
+    assert new["log_config"]["template"] == "etc/kafka/log4j2.yaml.j2"
     assert new["docs_url"] == "https://kafka.apache.org/41/documentation.html"
     # A new logging file or release restarts the node onto it.
     assert "/etc/kafka/log4j2.yaml" in new["restart_files"]
@@ -331,12 +332,12 @@ def test_only_a_controllers_start_waits_for_its_registration_with_the_quorum() -
     """KR-11: the controller's unit ends its start once its registration is in the metadata log
     and fails one Kafka dropped; a broker's unit has no such step."""
     controller = kafka_broker_context(kraft_cluster(), "c2", {})
-    unit = render.render("kafka_broker/kafka.service.j2", {"kafka_broker": controller})
+    unit_template = template("kafka_broker", "etc/systemd/system/kafka.service.j2")
+    unit = render.render(unit_template, {"kafka_broker": controller})
     post = [line for line in unit.splitlines() if line.startswith("ExecStartPost=")]
     assert post == ["ExecStartPost=+" + " ".join(controller["registration_argv"])]
     assert controller["registration_argv"][:4] == [
         controller["admin_script"], "--conf", controller["conf_dir"], "registration"]
     broker = kafka_broker_context(kraft_cluster(), "k1", {})
     assert broker["registration_argv"] == []
-    assert "ExecStartPost" not in render.render("kafka_broker/kafka.service.j2",
-                                                {"kafka_broker": broker})
+    assert "ExecStartPost" not in render.render(unit_template, {"kafka_broker": broker})

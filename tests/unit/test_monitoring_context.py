@@ -75,7 +75,8 @@ def test_a_host_outside_every_group_runs_nothing() -> None:
 
 
 def alert_rules() -> list[dict[str, Any]]:
-    rendered = yaml.safe_load((TESTS / "golden" / "monitoring" / "alerts.yml").read_text())
+    rules = TESTS / "golden" / "monitoring" / "etc" / "prometheus" / "rules" / "kafkaform.yml"
+    rendered = yaml.safe_load(rules.read_text())
     return [rule for group in rendered["groups"] for rule in group["rules"] if "alert" in rule]
 
 

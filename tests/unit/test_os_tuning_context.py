@@ -16,6 +16,7 @@ from kafkaform.contexts.os_tuning_disks import device_problems, disk_plan
 from kafkaform.contexts.os_tuning_mounts import disk_mounts, mount_problem
 from kafkaform.contexts.os_tuning_sysctl import sysctl_plan
 from kafkaform.defaults import role_default
+from kafkaform.plans.files import template
 from kafkaform.plans.os_tuning import parse_host
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "os_tuning"
@@ -84,10 +85,10 @@ def test_templates_render_the_golden_files_from_the_context() -> None:
             "net.core.rmem_max")
     sysctl = {k: role_default("os_tuning_sysctl")[k] for k in keys}
     ctx = context(os_tuning_sysctl=sysctl)
-    assert render.render("os_tuning/sysctl.conf.j2", {"os_tuning": ctx}) == \
-        (GOLDEN / "sysctl.conf").read_text()
-    assert render.render("os_tuning/limits.conf.j2", {"os_tuning": context()}) == \
-        (GOLDEN / "limits.conf").read_text()
+    for name, given in (("etc/sysctl.d/60-kafkaform.conf.j2", ctx),
+                        ("etc/security/limits.d/60-kafkaform.conf.j2", context())):
+        assert render.render(template("os_tuning", name), {"os_tuning": given}) == \
+            (GOLDEN / name.removesuffix(".j2")).read_text()
 
 
 def test_disks_are_normalised_with_owner_options_and_mount() -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from kafkaform.contexts.os_tuning import effective_sysctl, os_tuning_context
 from kafkaform.contexts.os_tuning_disks import device_problems
+from kafkaform.plans.files import template
 from kafkaform.plans.os_tuning import (
     Device,
     MountPoint,
@@ -356,12 +357,13 @@ def test_switched_off_parts_plan_nothing_and_refuse_nothing() -> None:
 
 def test_the_files_are_the_kernel_settings_and_the_limits_root_s_and_readable() -> None:
     p = plan(settings())
-    assert [(f.dest, f.template.rsplit("/", 2)[-2:], f.owner, f.group, f.mode, f.restarts)
-            for f in p.files] == [
-        ("/etc/sysctl.d/60-kafkaform.conf", ["os_tuning", "sysctl.conf.j2"], "root", "root",
-         "0644", False),
-        ("/etc/security/limits.d/60-kafkaform.conf", ["os_tuning", "limits.conf.j2"], "root",
-         "root", "0644", False)]
+    assert [(f.dest, f.template, f.owner, f.group, f.mode, f.restarts) for f in p.files] == [
+        ("/etc/sysctl.d/60-kafkaform.conf",
+         template("os_tuning", "etc/sysctl.d/60-kafkaform.conf.j2"), "root", "root", "0644",
+         False),
+        ("/etc/security/limits.d/60-kafkaform.conf",
+         template("os_tuning", "etc/security/limits.d/60-kafkaform.conf.j2"), "root", "root",
+         "0644", False)]
     assert p.files == [*p.sysctl_files, *p.limits_files]
     assert [f["dest"] for f in p.as_vars()["limits_files"]] == [p.limits_files[0].dest]
 

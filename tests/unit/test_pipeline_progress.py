@@ -10,7 +10,8 @@ from typing import Any
 
 from kafkaform.pipeline.progress import ProgressFile, figures
 
-GOLDEN_SCRIPT = Path(__file__).parents[1] / "golden" / "monitoring" / "kafkaform-process-metrics"
+GOLDEN_SCRIPT = (Path(__file__).parents[1] / "golden" / "monitoring" / "usr" / "local" / "sbin"
+                 / "kafkaform-process-metrics")
 
 #: A progress event of the events query as Spark 4 writes it (StreamingQueryProgress.json): the
 #: Kafka source's metrics are strings.

@@ -10,6 +10,7 @@ import pytest
 from kafkaform import checks, model, render, security_steps
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.contexts.zookeeper import zookeeper_context
+from kafkaform.plans.files import template
 from kafkaform.template_filters import parse_java_properties
 from tests.unit.test_checks import lab_like, view_of
 
@@ -18,6 +19,7 @@ OPEN_BROKER = "broker.id=1\nlisteners=PLAINTEXT://0.0.0.0:9092\n" \
               "advertised.listeners=PLAINTEXT://k1:9092\n"
 #: zoo.cfg of a member such a release built: no authentication at all.
 OPEN_MEMBER = "tickTime=2000\nclientPort=2181\nserver.1=zk1:2888:3888\n"
+ZOO_CFG = template("zookeeper", "etc/zookeeper/zoo.cfg.j2")
 
 
 def cluster(migration: str, **extra: Any) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def server_properties(migration: str) -> str:
 
 def zoo_cfg(migration: str) -> str:
     ctx = zookeeper_context(cluster(migration), "zk1", {})
-    return render.render("zookeeper/zoo.cfg.j2", {"zookeeper": ctx})
+    return render.render(ZOO_CFG, {"zookeeper": ctx})
 
 
 def test_an_open_cluster_reads_as_open() -> None:
@@ -144,14 +146,14 @@ SASL_MEMBER = OPEN_MEMBER + "authProvider.sasl=x\nenforce.auth.enabled=true\n" \
 
 def zoo_cfg_at(tls_migration: str, migration: str = "") -> dict[str, str]:
     built = cluster(migration, kafka_zookeeper_tls_migration=tls_migration)
-    return props(render.render("zookeeper/zoo.cfg.j2",
+    return props(render.render(ZOO_CFG,
                                {"zookeeper": zookeeper_context(built, "zk1", {})}))
 
 
 @pytest.mark.parametrize("tls_migration", security_steps.TLS_MIGRATION_VALUES)
 def test_each_tls_step_renders_a_zoo_cfg_that_reads_as_that_step(tls_migration: str) -> None:
     wanted = security_steps.tls_target_step(tls_migration, "")
-    rendered = render.render("zookeeper/zoo.cfg.j2", {"zookeeper": zookeeper_context(
+    rendered = render.render(ZOO_CFG, {"zookeeper": zookeeper_context(
         cluster("", kafka_zookeeper_tls_migration=tls_migration), "zk1", {})})
     assert security_steps.member_tls_step(rendered) == wanted
     assert security_steps.member_tls_step(OPEN_MEMBER) == "plain"
@@ -183,7 +185,7 @@ def test_tls_is_offered_beside_plaintext_then_used_then_required() -> None:
 
 def test_an_open_cluster_takes_the_tls_steps_with_its_securing_steps() -> None:
     assert security_steps.member_tls_step(
-        render.render("zookeeper/zoo.cfg.j2", {"zookeeper": zookeeper_context(
+        render.render(ZOO_CFG, {"zookeeper": zookeeper_context(
             cluster("plaintext_replication"), "zk1", {})})) == "offered"
     assert zookeeper_context(cluster("tls_replication"), "zk1", {})["tls_step"] == "connecting"
     assert zookeeper_context(cluster("tls_replication"), "zk1", {})["probe_options"]

@@ -1,7 +1,7 @@
 """Every systemd unit kafkaform renders scores an exposure of 2.0 or less in
 ``systemd-analyze security --offline=yes`` (the sandbox of kafkaform.contexts.sandbox, SE-04).
 
-Each ``templates/*/*.service.j2`` is rendered from its golden sample input, as
+Each ``roles/*/templates/**/*.service.j2`` is rendered from its golden sample input, as
 ``tests/unit/test_templates.py`` renders it, written to a temporary directory and scored by
 systemd's own analyzer; ``--threshold`` takes the exposure times ten and fails above it.
 """
@@ -17,22 +17,26 @@ import pytest
 
 from kafkaform import render
 from kafkaform.contexts.sandbox import ROOT_READER, SANDBOX, root_reader_sandbox
+from kafkaform.plans.files import template as role_template
 from tests.unit.test_templates import context_of
 
 #: The highest exposure a unit may score (systemd-analyze's scale: 0.0 safe to 10.0 unsafe).
 MAX_EXPOSURE = 2.0
 ANALYZE = shutil.which("systemd-analyze")
 OVERALL = re.compile(r"Overall exposure level for \S+: (\d+\.\d+)")
-UNITS = [t for t in render.all_templates() if t.endswith(".service.j2")]
+#: Each unit template as ``(role, name)``.
+UNITS = [(role, name) for role, name in render.all_templates() if name.endswith(".service.j2")]
+UNIT_IDS = [f"{role}/{name}" for role, name in UNITS]
 
 pytestmark = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
 
 
-def exposure(template: str, context: dict[str, object], directory: Path) -> tuple[float, str]:
+def exposure(role: str, name: str, context: dict[str, object],
+             directory: Path) -> tuple[float, str]:
     """The overall exposure systemd-analyze gives the rendered unit, and its report when the
     threshold failed it (empty otherwise)."""
-    unit = directory / Path(template).name.removesuffix(".j2")
-    unit.write_text(render.render(template, context))
+    unit = directory / Path(name).name.removesuffix(".j2")
+    unit.write_text(render.render(role_template(role, name), context))
     assert ANALYZE is not None
     result = subprocess.run(
         [ANALYZE, "security", "--offline=yes", f"--threshold={round(MAX_EXPOSURE * 10)}",
@@ -45,34 +49,34 @@ def exposure(template: str, context: dict[str, object], directory: Path) -> tupl
 
 
 def test_every_unit_template_is_scored() -> None:
-    assert {Path(t).name for t in UNITS} >= {
+    assert {Path(name).name for _role, name in UNITS} >= {
         "zookeeper.service.j2", "zookeeper-purge.service.j2", "kafka.service.j2",
         "spark-daemon.service.j2", "kafkaform-pipeline.service.j2"}
 
 
-@pytest.mark.parametrize("template", UNITS)
-def test_golden_contexts_carry_the_shipped_sandbox(template: str) -> None:
+@pytest.mark.parametrize(("role", "name"), UNITS, ids=UNIT_IDS)
+def test_golden_contexts_carry_the_shipped_sandbox(role: str, name: str) -> None:
     """The units scored here are the ones the roles write: each golden context's sandbox is
     kafkaform.contexts.sandbox's, line for line."""
-    sandboxes = [v["sandbox"] for v in context_of(template).values()
+    sandboxes = [v["sandbox"] for v in context_of(role, name).values()
                  if isinstance(v, dict) and "sandbox" in v]
-    assert sandboxes == [list(SANDBOX)], f"{template}: update its golden context's sandbox"
+    assert sandboxes == [list(SANDBOX)], f"{role}/{name}: update its golden context's sandbox"
 
 
-@pytest.mark.parametrize("template", UNITS)
-def test_unit_exposure_is_at_most_2(template: str, tmp_path: Path) -> None:
-    score, report = exposure(template, context_of(template), tmp_path)
+@pytest.mark.parametrize(("role", "name"), UNITS, ids=UNIT_IDS)
+def test_unit_exposure_is_at_most_2(role: str, name: str, tmp_path: Path) -> None:
+    score, report = exposure(role, name, context_of(role, name), tmp_path)
     assert score <= MAX_EXPOSURE and not report, (
-        f"{Path(template).name}: exposure {score} > {MAX_EXPOSURE}; what it lacks:\n{report}")
+        f"{Path(name).name}: exposure {score} > {MAX_EXPOSURE}; what it lacks:\n{report}")
 
 
 def test_a_unit_without_the_shared_sandbox_fails(tmp_path: Path) -> None:
     """The score discriminates: the Kafka unit without the shared lines scores above 2.0."""
-    template = "kafka_broker/kafka.service.j2"
-    context = context_of(template)
+    unit = ("kafka_broker", "etc/systemd/system/kafka.service.j2")
+    context = context_of(*unit)
     broker = context["kafka_broker"]
     assert isinstance(broker, dict)
-    score, report = exposure(template, {**context, "kafka_broker": {**broker, "sandbox": []}},
+    score, report = exposure(*unit, {**context, "kafka_broker": {**broker, "sandbox": []}},
                              tmp_path)
     assert score > MAX_EXPOSURE and report, score
 
@@ -83,6 +87,7 @@ def test_the_root_reader_sandbox_differs_only_in_its_documented_lines() -> None:
     reader = root_reader_sandbox()
     assert [line for line in SANDBOX if line not in reader] == list(ROOT_READER)
     assert "PrivateUsers=yes" not in reader and "CapabilityBoundingSet=" not in reader
-    context = context_of("monitoring/kafkaform-process-metrics.service.j2")["monitoring"]
+    unit = ("monitoring", "etc/systemd/system/kafkaform-process-metrics.service.j2")
+    context = context_of(*unit)["monitoring"]
     assert isinstance(context, dict)
     assert context["process_metrics"]["sandbox"] == reader

@@ -11,6 +11,7 @@ import yaml
 
 from kafkaform import model, render
 from kafkaform.contexts.zookeeper import SASL_KEYS, settings_problems, zookeeper_context
+from kafkaform.plans.files import template
 from tests.unit.test_checks import view_of
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "zookeeper"
@@ -30,8 +31,8 @@ def context(**settings: Any) -> dict[str, Any]:
 
 def zoo_cfg(ctx: dict[str, Any]) -> dict[str, str]:
     """zoo.cfg as rendered from ``ctx``, key to value; a key set twice fails."""
-    lines = [line for line in render.render("zookeeper/zoo.cfg.j2", {"zookeeper": ctx})
-             .splitlines() if line and not line.startswith("#")]
+    rendered = render.render(template("zookeeper", "etc/zookeeper/zoo.cfg.j2"), {"zookeeper": ctx})
+    lines = [line for line in rendered.splitlines() if line and not line.startswith("#")]
     keys = [line.split("=", 1)[0] for line in lines]
     assert len(keys) == len(set(keys)), keys
     return dict(line.split("=", 1) for line in lines)

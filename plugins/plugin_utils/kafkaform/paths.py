@@ -1,7 +1,7 @@
 """Where the collection's files are.
 
 The package lives inside the collection ``kafkaform.platform`` (``plugins/plugin_utils/kafkaform``),
-so the roles' defaults and argument specs and the templates are read from the same installed tree
+so the roles' defaults, argument specs and templates are read from the same installed tree
 the roles run from: a checkout, a collection installed by ``ansible-galaxy``, or the wheel, which
 installs the collection as ``ansible_collections/kafkaform/platform`` beside this package.
 """
@@ -23,7 +23,7 @@ def _is_collection(path: Path) -> bool:
 
 @cache
 def collection_root() -> Path:
-    """The directory holding ``roles/``, ``playbooks/`` and ``templates/``.
+    """The directory holding ``roles/`` and ``playbooks/``.
 
     ``KAFKAFORM_COLLECTION`` wins; then the collection this package sits in; then the collection
     the wheel installs beside it.
@@ -36,13 +36,9 @@ def collection_root() -> Path:
         if _is_collection(candidate):
             return candidate
     raise RuntimeError(
-        "cannot find the collection kafkaform.platform (roles/, templates/) next to the kafkaform "
+        "cannot find the collection kafkaform.platform (roles/, playbooks/) next to the kafkaform "
         f"package in {_HERE}: reinstall kafkaform, or set KAFKAFORM_COLLECTION to the collection"
     )
-
-
-def templates_dir() -> Path:
-    return collection_root() / "templates"
 
 
 def role_dir(role: str) -> Path:

@@ -37,9 +37,9 @@ def log_configuration(release: str, conf_dir: str) -> dict[str, str]:
     """The broker's logging configuration: log4j 1.x properties read by reload4j on Kafka 3,
     log4j2 YAML on Kafka 4 (which dropped reload4j). KB-22"""
     if kafka_major(release) < 4:
-        return {"template": "log4j.properties.j2", "dest": f"{conf_dir}/log4j.properties",
+        return {"template": "etc/kafka/log4j.properties.j2", "dest": f"{conf_dir}/log4j.properties",
                 "option": f"-Dlog4j.configuration=file:{conf_dir}/log4j.properties"}
-    return {"template": "log4j2.yaml.j2", "dest": f"{conf_dir}/log4j2.yaml",
+    return {"template": "etc/kafka/log4j2.yaml.j2", "dest": f"{conf_dir}/log4j2.yaml",
             "option": f"-Dlog4j2.configurationFile={conf_dir}/log4j2.yaml"}
 
 

@@ -2,7 +2,8 @@
 files, and the one rolling restart.
 
 Each deploy follows its role's task files, with the same contexts (``kafkaform.contexts``) and
-templates (``templates/``), so a host converged by either engine is converged for the other.
+templates (``roles/<role>/templates/``), so a host converged by either engine is converged for the
+other.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from pyinfra.operations import apt, files, python, server
 from .. import inventory, secrets
 from ..defaults import assemble
 from ..model import InventoryView, build
-from ..paths import templates_dir
 from ..plans.files import Account, WritesFiles, resolve_secrets, with_secrets
 from ..plans.hostread import service_stale_argv
 from ..render import render
@@ -131,7 +131,8 @@ def _put(content: bytes, dest: str, user: str, group: str, mode: str) -> Planned
 
 def put_rendered(template: str, variables: Mapping[str, Any], dest: str, *, user: str = "root",
                  group: str = "root", mode: str = "644") -> Planned:
-    """``ansible.builtin.template``: ``templates/<template>`` rendered with ``variables``.
+    """``ansible.builtin.template``: ``template`` (a path ``kafkaform.plans.files.template``
+    gives) rendered with ``variables``.
 
     Like Ansible's template module, a missing parent directory is an error, not created.
     """
@@ -148,8 +149,7 @@ def planned_bytes(item: Mapping[str, Any], variables: Mapping[str, Any]) -> byte
     """The bytes ``install_files`` writes for one item of a role's plan: its template rendered
     with ``variables``, the file it names, or its content."""
     if item.get("template") is not None:
-        return render(str(Path(item["template"]).relative_to(templates_dir())),
-                      {**variables, **(item.get("vars") or {})}).encode()
+        return render(str(item["template"]), {**variables, **(item.get("vars") or {})}).encode()
     if item.get("src") is not None:
         return Path(item["src"]).read_bytes()
     return str(item["content"]).encode()

@@ -7,16 +7,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..accounts import account_as_declared
-from ..paths import templates_dir
+from ..paths import role_dir
 
 
 @dataclass(frozen=True)
 class PlannedFile:
     """One file a role writes, as the module ``kafkaform.platform.install_files`` takes it.
 
-    Exactly one source: ``template`` (a name under the role's templates, rendered with the
-    role's context), ``src`` (a file of the role's ``files/``), ``content``, or ``secret``: the
-    plan's name of a secret, written as its one line by :func:`with_secrets` (never in a plan).
+    Exactly one source: ``template`` (a role's template as :func:`template` names it, rendered
+    with the role's context), ``src`` (a file of the role's ``files/``), ``content``, or
+    ``secret``: the plan's name of a secret, written as its one line by :func:`with_secrets`
+    (never in a plan).
     ``restarts``: the service reads it only at start, so it restarts when the file changed after
     it started (OP-03).
     """
@@ -79,8 +80,10 @@ def resolve_secrets(plan: Mapping[str, Any], cluster_secret: Callable[[str], str
 
 
 def template(role: str, name: str) -> str:
-    """A template of ``role``, by the absolute path both engines read it from."""
-    return str(templates_dir() / role / name)
+    """The template ``roles/<role>/templates/<name>``, by the absolute path both engines read it
+    from: the Ansible roles through ``install_files``, the deploys through kafkaform.render.
+    ``name`` is laid out like the file it writes (``etc/kafka/server.properties.j2``)."""
+    return str(role_dir(role) / "templates" / name)
 
 
 class WritesFiles:

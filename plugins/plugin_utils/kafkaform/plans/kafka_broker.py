@@ -207,31 +207,32 @@ def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
 
     files = [
         # The cluster model's settings. KB-02, KB-04, KB-05, KB-06, RA-01, TR-01
-        planned("server.properties.j2", kb["java"]["config"]),
+        planned("etc/kafka/server.properties.j2", kb["java"]["config"]),
         # Controller and state-change logs apart. KB-22
         planned(kb["log_config"]["template"], kb["log_config"]["dest"]),
         # The Kafka release the service runs.
         planned("", f"{kb['conf_dir']}/release", content=f"kafka {kb['release']}\n"),
         # Heap, G1 and GC log rotation. JV-02, JV-03, FD-02
-        planned("kafka.service.j2", f"{SYSTEMD_UNIT_DIR}/kafka.service", group="root",
-                mode="0644"),
+        planned("etc/systemd/system/kafka.service.j2", f"{SYSTEMD_UNIT_DIR}/kafka.service",
+                group="root", mode="0644"),
     ]
     if kb["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
-        files.append(planned("jmx-exporter.yml.j2", kb["metrics"]["config"]))
+        files.append(planned("etc/kafka/jmx-exporter.yml.j2", kb["metrics"]["config"]))
     # The configuration Kafka's tools accept (SE-01, SE-03), the keystore password, and in
     # ZooKeeper mode (and on a controller migrating from it) the ZooKeeper login. SE-06, SE-07
-    secret_files = [planned("admin-client.properties.j2", kb["admin_client_config"]),
-                    planned("secrets.properties.j2", kb["tls"]["secrets"])]
+    secret_files = [planned("etc/kafka/admin-client.properties.j2", kb["admin_client_config"]),
+                    planned("etc/kafka/tls/secrets.properties.j2", kb["tls"]["secrets"])]
     if kb["zookeeper_client"]:
-        secret_files.append(planned("kafka-jaas.conf.j2", kb["jaas_file"]))
+        secret_files.append(planned("etc/kafka/kafka-jaas.conf.j2", kb["jaas_file"]))
     jmx = kb["jmx"]
     if jmx["enabled"]:  # SE-05
         secret_files += [
-            planned("jmx.properties.j2", jmx["config"]),
-            planned("jmx.access.j2", jmx["access_file"]),
+            planned("etc/kafka/jmx.properties.j2", jmx["config"]),
+            planned("etc/kafka/jmx.access.j2", jmx["access_file"]),
             # The JVM refuses a password file anyone but its owner can read.
-            planned("jmx.password.j2", jmx["password_file"], owner=kb["user"], mode="0600"),
-            planned("jmx-ssl.properties.j2", jmx["ssl_config"]),
+            planned("etc/kafka/jmx.password.j2", jmx["password_file"], owner=kb["user"],
+                    mode="0600"),
+            planned("etc/kafka/jmx-ssl.properties.j2", jmx["ssl_config"]),
         ]
     secrets = {"keystore": "keystore"}
     if kb["zookeeper_client"]:

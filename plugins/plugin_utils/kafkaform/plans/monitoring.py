@@ -136,9 +136,11 @@ def _node_exporter_files(m: Mapping[str, Any], restart: set[str]) -> list[Planne
         return PlannedFile(dest=dest, template=template(ROLE, name), mode=mode,
                            restarts=dest in restart)
 
-    return [planned("node-exporter.default.j2", "/etc/default/prometheus-node-exporter"),
-            planned("kafkaform-process-metrics.j2", job["script"], mode="0755"),
-            *(planned(f"{job['name']}.{kind}.j2", f"{SYSTEMD_UNIT_DIR}/{job['name']}.{kind}")
+    return [planned("etc/default/prometheus-node-exporter.j2",
+                    "/etc/default/prometheus-node-exporter"),
+            planned("usr/local/sbin/kafkaform-process-metrics.j2", job["script"], mode="0755"),
+            *(planned(f"etc/systemd/system/{job['name']}.{kind}.j2",
+                      f"{SYSTEMD_UNIT_DIR}/{job['name']}.{kind}")
               for kind in ("service", "timer"))]
 
 
@@ -153,13 +155,14 @@ def _prometheus_files(m: Mapping[str, Any], restart: set[str]) -> list[PlannedFi
 
     def default(name: str) -> PlannedFile:
         dest = f"/etc/default/{name}"
-        return PlannedFile(dest=dest, template=template(ROLE, f"{name}.default.j2"),
+        return PlannedFile(dest=dest, template=template(ROLE, f"etc/default/{name}.j2"),
                            mode="0644", restarts=dest in restart)
 
-    return [checked("alerts.yml.j2", m["rules_file"], "promtool check rules %s"),
-            checked("prometheus.yml.j2", "/etc/prometheus/prometheus.yml",
+    return [checked("etc/prometheus/rules/kafkaform.yml.j2", m["rules_file"],
+                    "promtool check rules %s"),
+            checked("etc/prometheus/prometheus.yml.j2", "/etc/prometheus/prometheus.yml",
                     "promtool check config --syntax-only %s"),
-            checked("alertmanager.yml.j2", "/etc/prometheus/alertmanager.yml",
+            checked("etc/prometheus/alertmanager.yml.j2", "/etc/prometheus/alertmanager.yml",
                     "amtool check-config %s"),
             default("prometheus"), default("prometheus-alertmanager")]
 
@@ -199,10 +202,12 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
     node_exporter_files = _node_exporter_files(m, restart) if exporter else []
     prometheus_files = _prometheus_files(m, restart) if prometheus else []
     # Node exporter, Prometheus and Alertmanager read it again on every connection. SE-15
-    web_files = [PlannedFile(dest=m["tls"]["web_config"], template=template(ROLE, "web.yml.j2"),
+    web_files = [PlannedFile(dest=m["tls"]["web_config"],
+                             template=template(ROLE, "etc/prometheus/web.yml.j2"),
                              group=GROUP)] if units else []
     # The sandbox every unit of the platform has, over Debian's units. SE-04
-    dropin_files = [PlannedFile(dest=d["dest"], template=template(ROLE, "hardening.conf.j2"),
+    dropin_files = [PlannedFile(dest=d["dest"],
+                                template=template(ROLE, "etc/systemd/system/hardening.conf.j2"),
                                 vars=d["vars"], mode="0644", restarts=d["dest"] in restart)
                     for d in m["dropin_files"]]
     return MonitoringPlan(

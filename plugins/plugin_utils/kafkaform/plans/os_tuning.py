@@ -321,7 +321,8 @@ def _sysctl(context: Mapping[str, Any], read: OsTuningHost) -> dict[str, Any]:
     decided = sysctl_plan(context, read.sysctl, read.container, read.host_netns)
     return {"sysctl_refusal": decided["refusal"],
             "sysctl_files": [PlannedFile(dest=context["sysctl_file"], mode="0644",
-                                         template=template(ROLE, "sysctl.conf.j2"))],
+                                         template=template(ROLE,
+                                                           "etc/sysctl.d/60-kafkaform.conf.j2"))],
             "sysctl_apply": [{"key": x["key"], "value": x["value"]} for x in decided["apply"]],
             "in_container": decided["in_container"], "sysctl_report": decided["report"]}
 
@@ -391,7 +392,8 @@ def os_tuning_plan(host: str, settings: Mapping[str, Any], read: OsTuningHost) -
     if enabled["disks"] and not problem:
         decided |= _disks(context, read)
     limits_files = [PlannedFile(dest=context["limits"]["file"], mode="0644",
-                                template=template(ROLE, "limits.conf.j2"))
+                                template=template(ROLE,
+                                                  "etc/security/limits.d/60-kafkaform.conf.j2"))
                     ] if enabled["limits"] else []
     return OsTuningPlan(
         context=context,

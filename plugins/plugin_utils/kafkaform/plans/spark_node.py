@@ -151,10 +151,11 @@ def _files(node: Mapping[str, Any], version: str) -> list[PlannedFile]:
                            group=group, restarts=True)
 
     return [
-        config("spark-env.sh", template=template(ROLE, "spark-env.sh.j2")),
-        config("log4j2.properties", template=template(ROLE, "log4j2.properties.j2")),
+        config("spark-env.sh", template=template(ROLE, "etc/spark/spark-env.sh.j2")),
+        config("log4j2.properties", template=template(ROLE, "etc/spark/log4j2.properties.j2")),
         config("release", content=f"spark {version}\n"),
-        *(PlannedFile(dest=unit["dest"], template=template(ROLE, "spark-daemon.service.j2"),
+        *(PlannedFile(dest=unit["dest"],
+                      template=template(ROLE, "etc/systemd/system/spark-daemon.service.j2"),
                       vars=unit["vars"], mode="0644", restarts=True)
           for unit in node["unit_files"]),
     ]
@@ -192,7 +193,7 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         files=_files(node, str(_setting(settings, "version"))),
         # Its master URL, connector class path, UTC, recovery and authentication. SP-04, SE-09
         secret_files=[PlannedFile(dest=f"{node['conf_dir']}/spark-defaults.conf",
-                                  template=template(ROLE, "spark-defaults.conf.j2"),
+                                  template=template(ROLE, "etc/spark/spark-defaults.conf.j2"),
                                   group=node["group"], restarts=True)],
         secrets={"authenticate": "spark-authenticate", "keystore": "keystore"},
         workers_alive_argv=["python3", "-c", _script("spark-workers-alive.py"), *master_probe,

@@ -138,18 +138,20 @@ def _files(job: Mapping[str, Any]) -> list[PlannedFile]:
     return [
         module(f"{job['code_dir']}/kafkaform/__init__.py", content=""),
         *(module(m["dest"], src=m["src"]) for m in job["modules"]),
-        PlannedFile(dest=job["config_file"], template=template(ROLE, "pipeline.properties.j2"),
+        PlannedFile(dest=job["config_file"],
+                    template=template(ROLE, "etc/kafkaform-pipeline/pipeline.properties.j2"),
                     group=job["group"], mode="0640", restarts=True),
         PlannedFile(dest=_unit_file(job),
-                    template=template(ROLE, "kafkaform-pipeline.service.j2"), mode="0644",
-                    restarts=True),
-        PlannedFile(dest=TOOL, template=template(ROLE, "kafkaform-pipeline.sh.j2"), mode="0755"),
+                    template=template(ROLE, "etc/systemd/system/kafkaform-pipeline.service.j2"),
+                    mode="0644", restarts=True),
+        PlannedFile(dest=TOOL, template=template(ROLE, "usr/local/bin/kafkaform-pipeline.j2"),
+                    mode="0755"),
     ]
 
 
 def _client_files(job: Mapping[str, Any]) -> list[PlannedFile]:
     """Each identity's Kafka client file, readable by the Spark group only. SE-03, SE-06"""
-    client_template = template(ROLE, "kafka-client.properties.j2")
+    client_template = template(ROLE, "etc/kafkaform-pipeline/kafka-client.properties.j2")
     return [PlannedFile(dest=client["config"], template=client_template,
                         vars={CLIENT: {"identity": identity}}, group=job["group"], mode="0640",
                         restarts=True)

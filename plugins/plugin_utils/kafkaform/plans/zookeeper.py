@@ -167,13 +167,14 @@ def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[Planne
                            restarts=True)
 
     def unit(name: str, restarts: bool = False) -> PlannedFile:
-        return PlannedFile(template=template(ROLE, f"{name}.j2"), dest=f"{SYSTEMD_UNIT_DIR}/{name}",
-                           mode="0644", restarts=restarts)
+        return PlannedFile(template=template(ROLE, f"etc/systemd/system/{name}.j2"),
+                           dest=f"{SYSTEMD_UNIT_DIR}/{name}", mode="0644", restarts=restarts)
 
     planned = [
         # Identical server lines on every member. ZK-02, ZK-04, ZK-08, ZK-09, ZK-13
-        read_at_start(f"{conf}/zoo.cfg", template=template(ROLE, "zoo.cfg.j2")),
-        read_at_start(f"{conf}/logback.xml", template=template(ROLE, "logback.xml.j2")),
+        read_at_start(f"{conf}/zoo.cfg", template=template(ROLE, "etc/zookeeper/zoo.cfg.j2")),
+        read_at_start(f"{conf}/logback.xml",
+                      template=template(ROLE, "etc/zookeeper/logback.xml.j2")),
         # The ZooKeeper release the service runs. ZK-01
         read_at_start(f"{conf}/release", content=f"zookeeper {version}\n"),
         # Heap, G1 and GC log rotation. ZK-10, FD-02
@@ -185,7 +186,7 @@ def _files(zk: Mapping[str, Any], version: str, write_myid: bool) -> list[Planne
     if write_myid:  # ZK-03: written once, never rewritten
         planned.append(read_at_start(f"{zk['data_dir']}/myid", content=f"{zk['id']}\n"))
     if zk["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
-        planned.append(PlannedFile(template=template(ROLE, "jmx-exporter.yml.j2"),
+        planned.append(PlannedFile(template=template(ROLE, "etc/zookeeper/jmx-exporter.yml.j2"),
                                    dest=zk["metrics"]["config"], group=group))
     if zk["purge_timer"]["enabled"]:  # ZK-08
         planned += [unit(name) for name in PURGE_UNITS]
@@ -196,13 +197,13 @@ def _secret_files(zk: Mapping[str, Any]) -> list[PlannedFile]:
     group = zk["group"]
     return [
         # Readable by the service group only. SE-06, SE-07, SE-08
-        PlannedFile(template=template(ROLE, "jaas.conf.j2"), dest=zk["sasl"]["jaas_file"],
-                    group=group, restarts=True),
+        PlannedFile(template=template(ROLE, "etc/zookeeper/jaas.conf.j2"),
+                    dest=zk["sasl"]["jaas_file"], group=group, restarts=True),
         # ssl.keyStore.passwordPath and ssl.quorum.keyStore.passwordPath: zoo.cfg holds no secret.
         PlannedFile(secret="keystore", dest=zk["tls"]["password_file"], group=group,
                     restarts=True),
         # For root's ZooKeeperMain: the service never reads it, so a change restarts nothing.
-        PlannedFile(template=template(ROLE, "client-jaas.conf.j2"),
+        PlannedFile(template=template(ROLE, "etc/zookeeper/client-jaas.conf.j2"),
                     dest=zk["sasl"]["client_jaas_file"], mode="0600"),
     ]
 

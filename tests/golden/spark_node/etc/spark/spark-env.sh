@@ -1,4 +1,4 @@
-# Managed by kafkaform (templates/spark_node/spark-env.sh.j2); local changes are overwritten.
+# Managed by kafkaform (roles/spark_node/templates/etc/spark/spark-env.sh.j2); local changes are overwritten.
 # Read by systemd (EnvironmentFile= of the Spark units) and by Spark's own scripts (spark-submit
 # sources it with `set -a`), so it holds plain KEY="value" lines only: no shell code.
 JAVA_HOME="/usr/lib/jvm/java-17-openjdk-amd64"
