@@ -1,4 +1,4 @@
-"""Filters every template may use, registered in each engine that renders ``templates/``.
+"""Filters every template may use, registered in each engine that renders the roles' templates.
 
 Plain functions over plain data: :mod:`kafkaform.render` adds them to its Jinja2 environment
 (pyinfra, unit tests) and ``plugins/filter/templates.py`` hands the same functions to Ansible.

@@ -382,8 +382,8 @@ def admin_section(cluster: Mapping[str, Any], node: KafkaNode, paths: Layout,
 
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                          settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``kafka_broker`` dict the templates of ``templates/kafka_broker/`` read, for one Kafka
-    node: a broker, or in KRaft mode a controller (a host of the kafka_controller group), or a
+    """The ``kafka_broker`` dict the templates of ``roles/kafka_broker/templates/`` read, for one
+    Kafka node: a broker, or in KRaft mode a controller (a host of the kafka_controller group), or a
     host of both groups in combined mode (KR-04), one node that is both.
 
     + cluster: ``kafkaform.model.build(view).to_dict()``

@@ -105,7 +105,7 @@ def spark_targets(cluster: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """The ``monitoring`` dict of ``templates/monitoring/``, for one host.
+    """The ``monitoring`` dict of ``roles/monitoring/templates/``, for one host.
 
     + cluster: ``kafkaform.model.build(view).to_dict()``
     + host: the host's inventory name, which is also its cluster address

@@ -115,7 +115,7 @@ def declared_disks(settings: Mapping[str, Any]) -> tuple[list[Disk], list[str]]:
 
 
 def os_tuning_context(host: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``os_tuning`` dict the role's tasks and the templates of ``templates/os_tuning/`` read.
+    """The ``os_tuning`` dict the role's tasks and the role's templates read.
 
     + host: the host's inventory name, which starts every message
     + settings: the role's variables by full name; a missing one takes the role default

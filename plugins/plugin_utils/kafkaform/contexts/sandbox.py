@@ -4,7 +4,7 @@ The units of ZooKeeper (and its purge job), the Kafka brokers, the Spark daemons
 share these lines; each unit adds only what differs: ReadWritePaths=, RestrictAddressFamilies= and,
 for the purge job, no network at all. Each context hands them to its templates as ``sandbox``: a
 Jinja include cannot serve both renderers, since Ansible's template module looks for included files
-beside the template and in the role, never in the collection's ``templates/``.
+beside the template and in its own role's ``templates/``, never in another role's.
 
 With them every unit scores an exposure of 2.0 or less in ``systemd-analyze security``
 (``tests/unit/test_unit_hardening.py``). SE-04

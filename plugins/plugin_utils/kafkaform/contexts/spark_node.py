@@ -3,7 +3,8 @@
 The Ansible role (through ``plugins/filter/spark_node.py``), pyinfra and the unit tests hand
 :func:`spark_node_context` the cluster model (``Cluster.to_dict()``), a host, the role's variables
 (``spark_node_*`` names, role defaults filling the gaps) and what the host offers (cores, memory),
-and give the result to every template of ``templates/spark_node/`` under the name ``spark_node``.
+and give the result to every template of ``roles/spark_node/templates/`` under the name
+``spark_node``.
 """
 
 from __future__ import annotations
@@ -416,7 +417,7 @@ def _worker_view(workers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 def spark_node_context(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
                        resources: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``spark_node`` dict the templates of ``templates/spark_node/`` read, for one node.
+    """The ``spark_node`` dict the templates of ``roles/spark_node/templates/`` read, for one node.
 
     + cluster: ``kafkaform.model.build(view).to_dict()``
     + host: the node's inventory name (a member of spark_master, spark_worker or both)

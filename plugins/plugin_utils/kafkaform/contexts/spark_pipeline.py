@@ -3,7 +3,7 @@
 The spark_pipeline role (through ``plugins/filter/spark_pipeline.py``), pyinfra and the unit tests
 hand :func:`spark_pipeline_context` the cluster model, the driver host and the role's variables
 (``spark_pipeline_*``, plus the ``spark_node_*`` paths the nodes were installed with) and give the
-result to every template of ``templates/spark_pipeline/`` under the name ``spark_pipeline``.
+result to every template of ``roles/spark_pipeline/templates/`` under the name ``spark_pipeline``.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def _job_config(cluster: Mapping[str, Any], settings: Mapping[str, Any], name: s
 
 def spark_pipeline_context(cluster: Mapping[str, Any], host: str,
                            settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``spark_pipeline`` dict of ``templates/spark_pipeline/``, for the driver host.
+    """The ``spark_pipeline`` dict of ``roles/spark_pipeline/templates/``, for the driver host.
 
     Raises ``ValueError`` with :func:`pipeline_problems`, the preflight reports before
     any host is touched.

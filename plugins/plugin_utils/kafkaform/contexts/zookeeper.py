@@ -455,7 +455,7 @@ def _java(member: _Member, metrics: Mapping[str, Any]) -> dict[str, Any]:
 
 def zookeeper_context(cluster: Mapping[str, Any], host: str,
                       settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``zookeeper`` dict the templates of ``templates/zookeeper/`` read, for one member.
+    """The ``zookeeper`` dict the templates of ``roles/zookeeper/templates/`` read, for one member.
 
     + cluster: ``kafkaform.model.build(view).to_dict()``
     + host: the member's inventory name

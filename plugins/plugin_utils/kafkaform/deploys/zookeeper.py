@@ -52,7 +52,7 @@ def plan(of: Host | None = None) -> ZookeeperPlan:
 
 
 def context(of: Host | None = None) -> dict[str, Any]:
-    """The ``zookeeper`` dict every template of templates/zookeeper/ reads."""
+    """The ``zookeeper`` dict every template of roles/zookeeper/templates/ reads."""
     return plan(of).context
 
 
