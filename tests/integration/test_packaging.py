@@ -174,6 +174,10 @@ def test_tarball_holds_the_collection_and_nothing_else(artifacts: dict[str, Path
     assert "LICENSE" in names and "meta/runtime.yml" in names
     assert all((f"roles/{role.name}/README.md" in names)
                for role in (CHECKOUT / "roles").iterdir())
+    # Both engines render the roles' own templates from the installed collection.
+    templates = [p.relative_to(CHECKOUT).as_posix()
+                 for p in CHECKOUT.glob("roles/*/templates/**/*.j2")]
+    assert templates and all(t in names for t in templates)
     leftovers = [n for n in names if n.split("/")[0] in {"lab", "inventory", "molecule",
                  "benchmarks", ".venv", ".git", "dist", "build"}
                  or "__pycache__" in n or n.endswith((".pyc", ".egg-info"))

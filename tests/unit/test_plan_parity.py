@@ -17,6 +17,7 @@ import pwd
 import stat
 import subprocess
 import sys
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -25,16 +26,22 @@ from typing import Any
 import pytest
 import yaml
 
-from kafkaform import model
+from kafkaform import model, render
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.deploys import base
-from kafkaform.plans.files import with_secrets
-from kafkaform.plans.kafka_broker import files_plan
-from kafkaform.plans.monitoring import GROUP, MonitoringHost, monitoring_plan
-from kafkaform.plans.os_tuning import OsTuningHost, os_tuning_plan
-from kafkaform.plans.spark_node import SparkNodeHost, spark_node_plan
-from kafkaform.plans.spark_pipeline import SparkPipelineHost, spark_pipeline_plan, with_logins
-from kafkaform.plans.zookeeper import ZookeeperHost, zookeeper_plan
+from kafkaform.plans.files import WritesFiles, with_secrets
+from kafkaform.plans.files import template as role_template
+from kafkaform.plans.kafka_broker import KafkaBrokerFiles, files_plan
+from kafkaform.plans.monitoring import GROUP, MonitoringHost, MonitoringPlan, monitoring_plan
+from kafkaform.plans.os_tuning import OsTuningHost, OsTuningPlan, os_tuning_plan
+from kafkaform.plans.spark_node import SparkNodeHost, SparkNodePlan, spark_node_plan
+from kafkaform.plans.spark_pipeline import (
+    SparkPipelineHost,
+    SparkPipelinePlan,
+    spark_pipeline_plan,
+    with_logins,
+)
+from kafkaform.plans.zookeeper import ZookeeperHost, ZookeeperPlan, zookeeper_plan
 from tests.unit.test_kafka_context import cluster as kafka_cluster
 from tests.unit.test_monitoring_context import platform
 from tests.unit.test_spark import cluster as spark_cluster
@@ -135,13 +142,80 @@ def _assert_alike(plan: Any, variables: Mapping[str, Any], tmp_path: Path,
     return by_pyinfra
 
 
-def test_zookeeper_plan_is_written_alike_by_both_engines(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _zookeeper() -> ZookeeperPlan:
     """A new member (every file, myid and the purge units included); the settings as the role
     hands them, templated (the version's default is a Jinja expression)."""
-    plan = zookeeper_plan(cluster(), "kf-zk2",
+    return zookeeper_plan(cluster(), "kf-zk2",
                           {"zookeeper_version": "3.9.9", **_own_account("zookeeper")},
                           ZookeeperHost(architecture="amd64"))
+
+
+def _spark_node() -> SparkNodePlan:
+    """A master with the history server (three units, each rendered with its own daemon)."""
+    settings = {**SPARK_SETTINGS, "spark_node_history_server_enabled": True,
+                **_own_account("spark_node")}
+    return spark_node_plan(spark_cluster(spark_node_history_server_enabled=True), "sm",
+                           settings, SparkNodeHost(architecture="amd64", cores=4, memory_mb=8192))
+
+
+#: A broker in ZooKeeper mode with JMX and the agent on: every file, its ZooKeeper login and its
+#: JMX password (its user's alone) included.
+KAFKA_SETTINGS = {"kafka_broker_jmx_enabled": True, "kafka_broker_jmx_password": "jmx-password"}
+
+
+def _kafka_broker(**given: Any) -> tuple[dict[str, Any], KafkaBrokerFiles]:
+    """The context and the files of k1, with KAFKA_SETTINGS and ``given`` over them."""
+    kb = kafka_broker_context(kafka_cluster(), "k1",
+                              {**KAFKA_SETTINGS, **_own_account("kafka_broker"), **given})
+    return kb, files_plan(kb)
+
+
+def _spark_pipeline() -> SparkPipelinePlan:
+    """The driver host."""
+    return spark_pipeline_plan(spark_cluster(), "sm", _own_account("spark_node"),
+                               SparkPipelineHost())
+
+
+def _monitoring() -> MonitoringPlan:
+    """A broker that is also the monitoring host: every file the role writes."""
+    cluster, groups = platform()
+    return monitoring_plan(cluster, "k1", {}, {**groups, model.MONITORING: ["k1"]},
+                           MonitoringHost())
+
+
+def _os_tuning() -> OsTuningPlan:
+    """The kernel settings (the host's overrides merged over the role's) and the service users'
+    open-file limits."""
+    settings = {"os_tuning_sysctl_overrides": {"vm.swappiness": 10, "net.core.somaxconn": 4096},
+                "os_tuning_limits_users": ["kafka", "zookeeper", "spark"]}
+    return os_tuning_plan("kf-kafka1", settings, OsTuningHost())
+
+
+def test_every_template_is_planned_and_every_planned_template_exists() -> None:
+    """The plans above, and Kafka 4's logging, name every file under roles/*/templates and only
+    those; each template sits in the directory of the files it writes, and one written to a
+    single file is named after it (``etc/kafka/server.properties.j2``)."""
+    plans: list[WritesFiles] = [_zookeeper(), _spark_node(), _kafka_broker()[1],
+                                _kafka_broker(kafka_broker_version="4.1.2")[1],
+                                _spark_pipeline(), _monitoring(), _os_tuning()]
+    dests: dict[str, set[str]] = defaultdict(set)
+    for planned in (f for plan in plans for f in [*plan.files, *plan.secret_files]):
+        if planned.template is not None:
+            dests[planned.template].add(planned.dest)
+    templates = {role_template(role, name): name for role, name in render.all_templates()}
+    unplanned = sorted(path for path in templates if path not in dests)
+    missing = sorted(path for path in dests if path not in templates)
+    assert (unplanned, missing) == ([], []), "a template no plan writes, or a plan's missing one"
+    for path, written in dests.items():
+        name = templates[path]
+        assert all(d.startswith(f"/{Path(name).parent}/") for d in written), (name, written)
+        assert len(written) > 1 or written == {f"/{name.removesuffix('.j2')}"}, (name, written)
+
+
+def test_zookeeper_plan_is_written_alike_by_both_engines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`_zookeeper`'s files."""
+    plan = _zookeeper()
     written = _assert_alike(plan, {"zookeeper": plan.context, "zookeeper_secrets": SECRETS},
                             tmp_path, monkeypatch)
     # The secret reached its file.
@@ -151,11 +225,8 @@ def test_zookeeper_plan_is_written_alike_by_both_engines(
 
 def test_spark_node_plan_is_written_alike_by_both_engines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A master with the history server (three units, each rendered with its own daemon)."""
-    settings = {**SPARK_SETTINGS, "spark_node_history_server_enabled": True,
-                **_own_account("spark_node")}
-    plan = spark_node_plan(spark_cluster(spark_node_history_server_enabled=True), "sm",
-                           settings, SparkNodeHost(architecture="amd64", cores=4, memory_mb=8192))
+    """:func:`_spark_node`'s files."""
+    plan = _spark_node()
     written = _assert_alike(plan, {"spark_node": plan.context, "spark_node_secrets": SECRETS},
                             tmp_path, monkeypatch)
     units = [content for dest, (content, *_rest) in written.items() if dest.endswith(".service")]
@@ -164,12 +235,8 @@ def test_spark_node_plan_is_written_alike_by_both_engines(
 
 def test_kafka_broker_files_are_written_alike_by_both_engines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A broker in ZooKeeper mode with JMX and the agent on: every file, its ZooKeeper login and
-    its JMX password (its user's alone) included."""
-    settings = {"kafka_broker_jmx_enabled": True, "kafka_broker_jmx_password": "jmx-password",
-                **_own_account("kafka_broker")}
-    kb = kafka_broker_context(kafka_cluster(), "k1", settings)
-    plan = files_plan(kb)
+    """:func:`_kafka_broker`'s files."""
+    kb, plan = _kafka_broker()
     written = _assert_alike(plan, {"kafka_broker": kb, "kafka_broker_secrets": SECRETS},
                             tmp_path, monkeypatch)
     password = str(tmp_path / "host" / kb["jmx"]["password_file"].lstrip("/"))
@@ -182,10 +249,7 @@ def test_the_role_and_the_deploy_fill_in_a_plans_secrets_alike(
     secrets by the names the templates read, and JMX's password from its role input, named by
     the plan (neither engine knows it otherwise)."""
     given = {"keystore": "store-password-0001", "zookeeper-kafka": "zk-password-000001"}
-    settings = {"kafka_broker_jmx_enabled": True, "kafka_broker_jmx_password": "jmx-password",
-                **_own_account("kafka_broker")}
-    kb = kafka_broker_context(kafka_cluster(), "k1", settings)
-    plan = files_plan(kb)
+    kb, plan = _kafka_broker()
     expected = {"keystore": "store-password-0001", "zookeeper": "zk-password-000001",
                 "jmx": "jmx-password"}
     answer = tmp_path / "secrets.json"
@@ -205,17 +269,16 @@ def test_the_role_and_the_deploy_fill_in_a_plans_secrets_alike(
     monkeypatch.setattr(base, "secret", given.__getitem__)
     monkeypatch.setattr(base, "install_planned",
                         lambda items, variables: handed.update(variables) or {})
-    base.install_secret_files(plan, "kafka_broker", {"kafka_broker": kb}, settings)
+    base.install_secret_files(plan, "kafka_broker", {"kafka_broker": kb}, KAFKA_SETTINGS)
     assert handed["kafka_broker_secrets"] == expected
 
 
 def test_spark_pipeline_plan_is_written_alike_by_both_engines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The driver host: the job's modules (files of this package), __init__.py (empty content),
-    pipeline.properties, the unit and the tools (templates), and each identity's Kafka client
-    file with its login from kafka_users (its template's own variables)."""
-    plan = spark_pipeline_plan(spark_cluster(), "sm", _own_account("spark_node"),
-                               SparkPipelineHost())
+    """:func:`_spark_pipeline`'s files: the job's modules (files of this package), __init__.py
+    (empty content), pipeline.properties, the unit and the tools (templates), and each identity's
+    Kafka client file with its login from kafka_users (its template's own variables)."""
+    plan = _spark_pipeline()
     job = plan.context
     users = [{"name": client["user"], "password": f"{identity}-password"}
              for identity, client in job["clients"].items()]
@@ -231,14 +294,12 @@ def test_spark_pipeline_plan_is_written_alike_by_both_engines(
 
 def test_monitoring_plan_is_written_alike_by_both_engines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A broker that is also the monitoring host: node exporter's settings, the job's script,
-    unit and timer, Prometheus's and Alertmanager's files, the web configuration and three
-    drop-ins, each rendered with its own unit. Debian's prometheus group, which this machine
+    """:func:`_monitoring`'s files: node exporter's settings, the job's script, unit and timer,
+    Prometheus's and Alertmanager's files, the web configuration and three drop-ins, each
+    rendered with its own unit. Debian's prometheus group, which this machine
     lacks, becomes this machine's own group; promtool and amtool, which it lacks too, a check
     that the file is not empty, so the role's check still runs before each of those files."""
-    cluster, groups = platform()
-    plan = monitoring_plan(cluster, "k1", {}, {**groups, model.MONITORING: ["k1"]},
-                           MonitoringHost())
+    plan = _monitoring()
     checks = {f.validate.split()[0] for f in plan.files if f.validate}
     assert checks == {"promtool", "amtool"}
     own = grp.getgrgid(os.getgid()).gr_name
@@ -255,12 +316,9 @@ def test_monitoring_plan_is_written_alike_by_both_engines(
 
 def test_os_tuning_files_are_written_alike_by_both_engines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel settings (the host's overrides merged over the role's) and the service users'
-    open-file limits, root's and readable by all, as the role's sysctl.yml and limits.yml write
-    them."""
-    settings = {"os_tuning_sysctl_overrides": {"vm.swappiness": 10, "net.core.somaxconn": 4096},
-                "os_tuning_limits_users": ["kafka", "zookeeper", "spark"]}
-    plan = os_tuning_plan("kf-kafka1", settings, OsTuningHost())
+    """:func:`_os_tuning`'s files, root's and readable by all, as the role's sysctl.yml and
+    limits.yml write them."""
+    plan = _os_tuning()
     written = _assert_alike(plan, {"os_tuning": plan.context}, tmp_path, monkeypatch)
     sysctl = written[str(tmp_path / "host" / plan.context["sysctl_file"].lstrip("/"))]
     limits = written[str(tmp_path / "host" / plan.context["limits"]["file"].lstrip("/"))]
