@@ -71,7 +71,7 @@ def plan(of: Host | None = None) -> KafkaBrokerPlan:
 
 
 def context(of: Host | None = None) -> dict[str, Any]:
-    """The ``kafka_broker`` dict every template of templates/kafka_broker/ reads."""
+    """The ``kafka_broker`` dict every template of roles/kafka_broker/templates reads."""
     return plan(of).context
 
 
