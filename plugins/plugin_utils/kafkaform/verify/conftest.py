@@ -17,7 +17,7 @@ model from the whole inventory and visit its members, all of them or, with ``--k
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -30,6 +30,7 @@ from kafkaform import defaults, model
 from kafkaform import inventory as inventory_loader
 from kafkaform.inventory import PODMAN_CONNECTIONS
 from kafkaform.model import InventoryView
+from kafkaform.plans.files import PlannedFile
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -207,6 +208,18 @@ class Nodes:
 def nodes(request: pytest.FixtureRequest, inventory: Inventory) -> Nodes:
     specs = [s for s in (request.config.getoption("hosts", None) or "").split(",") if s]
     return Nodes(inventory, specs, visited(request.config))
+
+
+def assert_planned_files(name: str, host: testinfra.host.Host,
+                         planned: Iterable[PlannedFile]) -> None:
+    """Each file a role's plan writes is on the host with its planned owner, group and mode."""
+    for file in planned:
+        found = host.file(file.dest)
+        assert found.is_file, f"{name}: {file.dest} is missing"
+        assert (found.user, found.group, found.mode) == (
+            file.owner, file.group, int(file.mode, 8)), (
+            f"{name}: {file.dest} is {found.user}:{found.group} {found.mode:o}, "
+            f"planned {file.owner}:{file.group} {file.mode}")
 
 
 def assert_live_jvm(name: str, host: testinfra.host.Host, pid: str,

@@ -40,6 +40,7 @@ from kafkaform.verify.conftest import (
     Node,
     Nodes,
     assert_live_jvm,
+    assert_planned_files,
 )
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
@@ -163,14 +164,9 @@ def test_nothing_left_to_do_and_nothing_refused(brokers: list[Broker]) -> None:
 
 def test_planned_files_have_their_owner_group_and_mode(brokers: list[Broker]) -> None:
     for broker in brokers:
-        for file in (*broker.plan.files, *broker.plan.secret_files,
-                     *broker.plan.install.admin_files):
-            found = broker.host.file(file.dest)
-            assert found.is_file, f"{broker.name}: {file.dest} is missing"
-            assert (found.user, found.group, found.mode) == (
-                file.owner, file.group, int(file.mode, 8)), (
-                f"{broker.name}: {file.dest} is {found.user}:{found.group} {found.mode:o}, "
-                f"planned {file.owner}:{file.group} {file.mode}")
+        p = broker.plan
+        assert_planned_files(broker.name, broker.host,
+                             (*p.files, *p.secret_files, *p.install.admin_files))
 
 
 def test_services_run_as_the_kafka_user(brokers: list[Broker]) -> None:

@@ -34,6 +34,7 @@ from kafkaform.verify.conftest import (
     Inventory,
     Nodes,
     assert_live_jvm,
+    assert_planned_files,
 )
 
 SERVING = ("leader", "follower")
@@ -113,13 +114,8 @@ def test_nothing_left_to_do_and_nothing_refused(ensemble: list[Member]) -> None:
 
 def test_planned_files_have_their_owner_group_and_mode(ensemble: list[Member]) -> None:
     for member in ensemble:
-        for planned in (*member.plan.files, *member.plan.secret_files):
-            found = member.host.file(planned.dest)
-            assert found.is_file, f"{member.name}: {planned.dest} is missing"
-            assert (found.user, found.group, found.mode) == (
-                planned.owner, planned.group, int(planned.mode, 8)), (
-                f"{member.name}: {planned.dest} is {found.user}:{found.group} "
-                f"{found.mode:o}, planned {planned.owner}:{planned.group} {planned.mode}")
+        assert_planned_files(member.name, member.host,
+                             (*member.plan.files, *member.plan.secret_files))
 
 
 def test_services_run_as_zookeeper_user(ensemble: list[Member]) -> None:
