@@ -276,7 +276,7 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
     archives, libs = tmp_path / "archives", tmp_path / "libs"
     libs.mkdir()
     (libs / "kafka_2.13-3.9.1.jar").write_text("")
-    monkeypatch.setattr(helper, "CLASS_ARCHIVES", str(archives))
+    monkeypatch.setattr(helper.kafka_tools, "CLASS_ARCHIVES", str(archives))
     args = SimpleNamespace(conf=str(tmp_path), bootstrap="", java=sys.executable,
                            libs=str(libs), dry_run=False)
     (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
@@ -294,21 +294,22 @@ def test_a_tool_starts_from_its_class_archive_kept_only_after_a_clean_exit(
         return [a for a in started[-1] if a.startswith("-XX:SharedArchiveFile=")]
 
     monkeypatch.setattr(subprocess, "run", tool)
+    quorum_tool = helper.kafka_tools.METADATA_QUORUM
     tools = helper.Tools(args)
-    tools.run(helper.METADATA_QUORUM, "describe", check=False)  # fails: its archive is dropped
+    tools.run(quorum_tool, "describe", check=False)  # fails: its archive is dropped
     assert list(archives.iterdir()) == []
-    tools.run(helper.METADATA_QUORUM, "describe")  # a clean exit: its archive is kept
+    tools.run(quorum_tool, "describe")  # a clean exit: its archive is kept
     (kept,) = archives.iterdir()
     assert kept.name.startswith("MetadataQuorumCommand-") and not reads_archive()
-    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")
+    helper.Tools(args).run(quorum_tool, "describe")
     assert reads_archive() == [f"-XX:SharedArchiveFile={kept}"]
     # A JVM that aborts on its archive (a damaged file) drops it: the next run writes it anew.
-    helper.Tools(args).run(helper.METADATA_QUORUM, "describe", check=False)
+    helper.Tools(args).run(quorum_tool, "describe", check=False)
     assert list(archives.iterdir()) == []
-    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")
+    helper.Tools(args).run(quorum_tool, "describe")
     (kept,) = archives.iterdir()
     (libs / "kafka_2.13-3.9.2.jar").write_text("")  # an upgrade: the archive no longer serves
-    helper.Tools(args).run(helper.METADATA_QUORUM, "describe")  # and its first run replaces it
+    helper.Tools(args).run(quorum_tool, "describe")  # and its first run replaces it
     assert not reads_archive()
     (newer,) = archives.iterdir()
     assert newer.name.startswith("MetadataQuorumCommand-") and newer != kept
@@ -326,11 +327,12 @@ NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaugh
 
 
 def test_the_quorum_table_gives_the_leader_and_each_nodes_lag(helper: ModuleType) -> None:
-    quorum = helper.quorum_rows("[2026-11-27] WARN a line before the table\n" + REPLICATION)
+    rows = helper.kafka_tools.quorum_rows
+    quorum = rows("[2026-11-27] WARN a line before the table\n" + REPLICATION)
     assert quorum["leader"] == "3002"
     assert quorum["nodes"]["3003"] == {"lag": 107, "status": "Follower"}
     assert quorum["nodes"]["1"]["status"] == "Observer"
-    assert helper.quorum_rows("") == {"leader": None, "nodes": {}}
+    assert rows("") == {"leader": None, "nodes": {}}
 
 
 @pytest.mark.parametrize("roles, max_lag, problems", [
@@ -343,7 +345,8 @@ def test_kraft_health_checks_the_quorum_and_for_brokers_the_partitions(
         problems: list[str]) -> None:
     ids = ["3001", "3002", "3003"] if roles == "controller" else ["1"]
     cluster = Cluster([1, 2])
-    tools = tools_of(helper, cluster, roles=roles, quorum=lambda: helper.quorum_rows(REPLICATION))
+    rows = helper.kafka_tools.quorum_rows
+    tools = tools_of(helper, cluster, roles=roles, quorum=lambda: rows(REPLICATION))
     assert helper.health(tools, ids, max_lag=max_lag) == (1 if problems else 0)
     assert cluster.topics_asked == (1 if roles == "broker" else 0)
     report = json.loads(capsys.readouterr().out)
@@ -395,7 +398,7 @@ def test_a_broker_in_migration_mode_finds_kraft_brokers_in_the_quorum_not_in_zoo
     """KR-09: while the brokers roll between ZooKeeper and KRaft mode, a broker already in KRaft
     mode is registered with the controllers' quorum; one in neither is still missing."""
     tools = tools_of(helper, Cluster([2]), controllers="c1:9094",
-                     quorum=lambda: helper.quorum_rows(REPLICATION))
+                     quorum=lambda: helper.kafka_tools.quorum_rows(REPLICATION))
     assert helper.health(tools, ["1", "2", "7"], max_lag=1000) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] == ["brokers not registered: 7"]
@@ -524,8 +527,9 @@ def test_the_helper_imports_its_client_from_where_the_role_installs_it(
 
 
 def test_tools_start_with_the_short_lived_jvm_options(helper: ModuleType) -> None:
-    """The helper is a standalone script with its own copy of kafkaform.jvm's options."""
-    assert helper.JVM[:len(KAFKA_TOOL)] == list(KAFKA_TOOL)
+    """The helper's tools module (kafkaform_tools.py) is standalone, with its own copy of
+    kafkaform.jvm's options."""
+    assert helper.kafka_tools.JVM[:len(KAFKA_TOOL)] == list(KAFKA_TOOL)
 
 
 # A controller's journal lines as Kafka 3.9 logs its registration (KR-11), shortened.

@@ -147,11 +147,11 @@ class KafkaBrokerInstall:
 
 
 def admin_files() -> list[PlannedFile]:
-    """The admin helper and the module it imports its admin client from."""
+    """The admin helper and the modules it imports: its admin client and Kafka's JVM tools."""
     files = role_dir(ROLE) / "files"
     return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
-            PlannedFile(src=str(files / "kafkaform_admin.py"),
-                        dest=f"{ADMIN_LIB}/kafkaform_admin.py", mode="0644")]
+            *(PlannedFile(src=str(files / name), dest=f"{ADMIN_LIB}/{name}", mode="0644")
+              for name in ("kafkaform_admin.py", "kafkaform_tools.py"))]
 
 
 def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBrokerInstall:

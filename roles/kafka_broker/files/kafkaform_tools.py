@@ -1,0 +1,245 @@
+# Managed by kafkaform (roles/kafka_broker/files/kafkaform_tools.py); local changes are overwritten.
+"""Kafka's own tool classes, run straight on the JVM (no bin/*.sh), for the questions Kafka's admin
+protocol does not answer: storage format, features, the metadata quorum of the controllers and
+ZooKeeper's znodes. ``kafkaform-kafka`` calls it; it sits beside ``kafkaform_admin.py`` (installed
+by the kafka_broker role in /opt/kafkaform/kafka-admin).
+
+Each tool's JVM is short-lived (C1 only, the serial collector, a small heap) and starts from an
+archive of the classes it loads, which its first clean run writes as it exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from kafkaform_admin import Session, properties, resolved
+
+# Short-lived JVMs: C1 only, the serial collector, a small heap (kafkaform.jvm, which a unit test
+# holds this copy to). The JVM's own warnings go to stderr: the tools' stdout is parsed.
+JVM = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+       "-Xlog:disable", "-Xlog:all=warning:stderr"]
+# Archives of the classes each tool loads (application class data sharing, JDK 13 and later): a
+# tool's JVM starts in about half the time from its archive, which the tool's first clean run
+# writes as it exits. A cache, root only, safe to delete.
+# https://docs.oracle.com/en/java/javase/17/vm/class-data-sharing.html
+CLASS_ARCHIVES = "/var/cache/kafkaform/kafka-tools"
+FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
+ZK_SECURITY_MIGRATOR = "kafka.admin.ZkSecurityMigrator"
+METADATA_QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
+STORAGE_TOOL = "kafka.tools.StorageTool"
+ZK_SHELL = "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka"
+
+
+class ToolArgs(Protocol):
+    """The helper's options the tools read."""
+
+    conf: str
+    bootstrap: str
+    libs: str
+    java: str
+    dry_run: bool
+
+
+class Tools:
+    """This node's Kafka tools: its server.properties, its listener, the controllers and the
+    JVM command line of each tool class."""
+
+    def __init__(self, args: ToolArgs) -> None:
+        self.args = args
+        self.server = properties(f"{args.conf}/server.properties")
+        # A controller advertises nothing: its one listener is CONTROLLER.
+        listeners = (self.server.get("advertised.listeners")
+                     or self.server.get("listeners", "")).split(",")
+        own = next((lst for lst in listeners if lst.startswith("BROKER://")), listeners[0])
+        # This node's listener among those the tools were pointed at (--bootstrap), else its
+        # BROKER listener (a controller's CONTROLLER listener), as host:port. While a cluster
+        # built open is secured, the tools use the plaintext listener: the BROKER one this file
+        # names may not be served yet by the running broker (SE-10).
+        endpoints = [lst.split("://", 1)[-1] for lst in listeners]
+        given = [e for e in (args.bootstrap or "").split(",") if e in endpoints]
+        self.own_listener = given[0] if given else own.split("://", 1)[-1]
+        self.roles = self.server.get("process.roles", "")  # empty in ZooKeeper mode
+        # The controllers' listeners (KRaft mode), from controller.quorum.voters: id@host:port.
+        self.controllers = ",".join(voter.split("@", 1)[-1] for voter in self.server.get(
+            "controller.quorum.voters", "").split(",") if voter)
+        self.bootstrap = args.bootstrap or self.own_listener
+        self.admin_config = f"{args.conf}/admin-client.properties"
+        self.jaas = f"{args.conf}/kafka-jaas.conf"
+        # main class -> (temporary, final path) of the class archive its JVM writes at exit.
+        self.writing: dict[str, tuple[str, str]] = {}
+        self.reading: dict[str, str] = {}  # main class -> the archive its JVM was started from
+        self.zk_tls_file: str | None = None
+
+    def zk_tls(self, flag: str) -> list[str]:
+        """The option that gives a ZooKeeper tool this node's TLS settings for the ensemble
+        (SE-18): server.properties' zookeeper.ssl.* lines, their file references resolved (the
+        tools read no config provider), in a file only root reads, removed at exit. None while
+        the node connects to the ensemble in plaintext."""
+        if self.server.get("zookeeper.ssl.client.enable") != "true":
+            return []
+        if self.zk_tls_file is None:
+            keys = [k for k in sorted(self.server)
+                    if k.startswith("zookeeper.ssl.") or k == "zookeeper.clientCnxnSocket"]
+            with tempfile.NamedTemporaryFile("w", prefix="kafkaform-zk-tls-",
+                                             suffix=".properties", delete=False) as handle:
+                handle.write("".join(f"{k}={resolved(self.server[k])}\n" for k in keys))
+            atexit.register(os.remove, handle.name)
+            self.zk_tls_file = handle.name
+        return [flag, self.zk_tls_file]
+
+    def argv(self, main_class: str, *args: str) -> list[str]:
+        login = [f"-Djava.security.auth.login.config={self.jaas}"] \
+            if os.path.exists(self.jaas) else []
+        return [self.args.java, *JVM, *self.class_archive(main_class), *login,
+                "-cp", f"{self.args.libs}/*", main_class, *args]
+
+    def class_archive(self, main_class: str) -> list[str]:
+        """The JVM options that start ``main_class`` from its class archive, or that write the
+        archive as it exits (then pass its exit code to :meth:`archived`); none when the
+        archive can be neither read nor written."""
+        try:
+            java = os.path.realpath(self.args.java)
+            # A Kafka or Java upgrade gives the archive a new name: an archive serves only the
+            # JVM and the classpath it was written with.
+            key = hashlib.sha256("\0".join(
+                [java, str(os.stat(java).st_mtime_ns), main_class,
+                 *sorted(os.listdir(self.args.libs))]).encode()).hexdigest()[:16]
+            os.makedirs(CLASS_ARCHIVES, mode=0o700, exist_ok=True)
+        except OSError:
+            return []
+        path = f"{CLASS_ARCHIVES}/{main_class.rsplit('.', 1)[-1]}-{key}.jsa"
+        if os.path.exists(path):
+            self.reading[main_class] = path
+            return [f"-XX:SharedArchiveFile={path}"]
+        if main_class in self.writing:
+            return []
+        self.writing[main_class] = (f"{path}.{os.getpid()}.tmp", path)
+        return [f"-XX:ArchiveClassesAtExit={self.writing[main_class][0]}",
+                "-Xlog:all=error:stderr"]  # without the classes it leaves out, one by one
+
+    def archived(self, main_class: str, returncode: int) -> None:
+        """Keep the class archive ``main_class``'s JVM wrote as it exited, only after a clean
+        exit: a JVM started from a partial archive aborts. It replaces the tool's archives of
+        an earlier Kafka or Java."""
+        read = self.reading.pop(main_class, None)
+        if read and returncode == -signal.SIGABRT:  # the JVM could not map it: write it anew
+            with contextlib.suppress(OSError):
+                os.remove(read)
+        written = self.writing.pop(main_class, None)
+        if written is None:
+            return
+        temporary, path = written
+        with contextlib.suppress(OSError):
+            if returncode != 0:
+                os.remove(temporary)
+                return
+            os.replace(temporary, path)
+            stem = os.path.basename(path).rsplit("-", 1)[0]
+            for name in os.listdir(CLASS_ARCHIVES):
+                if name.rsplit("-", 1)[0] == stem and name.endswith(".jsa") \
+                        and name != os.path.basename(path):
+                    os.remove(os.path.join(CLASS_ARCHIVES, name))
+
+    def session(self) -> Session:
+        """The run's admin client (opened at first use): this cluster, as the brokers'
+        principal."""
+        return Session(self.admin_config, self.bootstrap)
+
+    def admin(self) -> list[str]:
+        """The connection options of Kafka's tools: this cluster, as the brokers' principal."""
+        return ["--bootstrap-server", self.bootstrap, "--command-config", self.admin_config]
+
+    def run(self, main_class: str, *args: str,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(self.argv(main_class, *args), capture_output=True, text=True,
+                                check=False)
+        self.archived(main_class, result.returncode)
+        if check and result.returncode != 0:
+            sys.stderr.write(result.stdout + result.stderr)
+            raise SystemExit(f"kafkaform-kafka: {main_class} exited {result.returncode}")
+        return result
+
+    def change(self, main_class: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """A call that changes the cluster; with --dry-run (check mode) it is only reported."""
+        if self.args.dry_run:
+            return subprocess.CompletedProcess([main_class, *args], 0, "(dry run)\n", "")
+        return self.run(main_class, *args)
+
+    def zk_get_all(self, paths: Sequence[str]) -> dict[str, Any]:
+        """ZooKeeper shell `get` of each path, all in one JVM: path -> parsed JSON or None.
+
+        Without JLine on Kafka's classpath the shell runs the commands it reads on stdin, in
+        order, and answers each with its data or with an error line ending in the path; Java
+        flushes stdout and stderr at each line, so the merged output keeps that order."""
+        connect = self.server["zookeeper.connect"]
+        result = subprocess.run(self.argv(ZK_SHELL, *self.zk_tls("-zk-tls-config-file"),
+                                          "-server", connect),
+                                input="".join(f"get {p}\n" for p in paths),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                timeout=120, check=False)
+        self.archived(ZK_SHELL, result.returncode)
+        found: dict[str, Any] = dict.fromkeys(paths)
+        pending = iter(paths)
+        path = next(pending, None)
+        for line in result.stdout.splitlines():
+            if path is None:
+                break
+            if line.startswith("{"):
+                with contextlib.suppress(ValueError):
+                    found[path] = json.loads(line)
+            elif not line.rstrip().endswith(f" {path}"):
+                continue
+            path = next(pending, None)
+        return found
+
+    def zk_state(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The active controller and each broker's registration (rack, endpoints), from
+        ZooKeeper."""
+        paths = ["/controller"] + [f"/brokers/ids/{i}" for i in ids]
+        data = self.zk_get_all(paths)
+        controller = data["/controller"]
+        return {
+            "controller": None if controller is None else controller.get("brokerid"),
+            "brokers": {
+                str(i): None if data[f"/brokers/ids/{i}"] is None else {
+                    "rack": data[f"/brokers/ids/{i}"].get("rack"),
+                    "endpoints": data[f"/brokers/ids/{i}"].get("endpoints", []),
+                } for i in ids
+            },
+        }
+
+    def quorum(self) -> dict[str, Any]:
+        """MetadataQuorumCommand describe --replication, asked of the controllers: the leader's
+        id and each node fetching the metadata log (voters and observers) by id, with its lag
+        in records and its status (Leader, Follower, Observer)."""
+        out = self.run(METADATA_QUORUM, "--bootstrap-controller", self.controllers,
+                       "--command-config", self.admin_config, "describe", "--replication").stdout
+        return quorum_rows(out)
+
+
+def quorum_rows(out: str) -> dict[str, Any]:
+    """{"leader": id or None, "nodes": {id: {"lag": N, "status": S}}} of a --replication table
+    (its header names the columns: NodeId, LogEndOffset, Lag, ..., Status)."""
+    lines = [line.split() for line in out.splitlines() if line.strip()]
+    header = next((row for row in lines if row and row[0] == "NodeId"), None)
+    nodes: dict[str, dict[str, Any]] = {}
+    if header is not None:
+        for row in lines[lines.index(header) + 1:]:
+            if len(row) != len(header):
+                continue
+            cells = dict(zip(header, row, strict=True))
+            with contextlib.suppress(ValueError):
+                nodes[str(int(cells["NodeId"]))] = {"lag": int(cells["Lag"]),
+                                                    "status": cells["Status"]}
+    leader = next((i for i, node in nodes.items() if node["status"] == "Leader"), None)
+    return {"leader": leader, "nodes": nodes}
