@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import json
 import re
 import signal
@@ -17,6 +18,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from kafkaform import acls, topics
 from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.plans.kafka_broker import ADMIN_LIB
 
@@ -487,6 +489,123 @@ def test_scram_users_change_only_when_their_password_did_and_go_to_the_controlle
     changed = {**spec, "users": [{"name": "app", "password": "two"}]}
     assert admin.converge_users(again, changed, dry_run=True, state_path=state) == ["app"]
     assert again.sent == []
+
+
+class TopicAdmin:
+    """An admin client that keeps the topic changes it is sent, in order, and refuses to raise
+    the partitions of ``refused``."""
+
+    def __init__(self, refused: str = "") -> None:
+        self.refused, self.calls = refused, []
+
+    def create_topics(self, new: dict[str, object]) -> None:
+        self.calls += [("create", name) for name in new]
+
+    def create_partitions(self, raised: dict[str, int]) -> None:
+        if self.refused in raised:
+            raise RuntimeError(f"InvalidPartitionsError: {self.refused}")
+        self.calls += [("partitions", name) for name in raised]
+
+    def alter_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
+        self.calls += [("configs", resource.name) for resource in resources]
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+#: kafkaform.topics.plan's actions for a new topic a and a topic b with more partitions and a
+#: config declared: three, in this order.
+TOPIC_ACTIONS = topics.plan(
+    [{"name": "a", "partitions": 3, "replication_factor": 2},
+     {"name": "b", "partitions": 4, "replication_factor": 2, "configs": {"retention.ms": 60000}}],
+    {"b": {"partitions": 2, "replication_factor": 2, "configs": {}}})["actions"]
+
+
+def run_admin_command(helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      client: object, *argv: str) -> tuple[int, int]:
+    """The helper's exit code for ``argv`` with ``client`` as its admin client, and how many
+    clients it opened."""
+    (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
+    opened: list[object] = []
+
+    def opener(*_given: object) -> object:
+        opened.append(client)
+        return client
+
+    monkeypatch.setattr(helper.Tools, "session",
+                        lambda _tools: helper.kafka_admin.Session("", "", opener=opener))
+    return helper.main(["kafkaform-kafka", "--conf", str(tmp_path), *argv]), len(opened)
+
+
+@pytest.mark.usefixtures("no_process")
+def test_apply_takes_a_list_of_actions_and_applies_each_in_order_with_one_client(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert [a["action"] for a in TOPIC_ACTIONS] == ["create", "partitions", "configs"]
+    client = TopicAdmin()
+    assert run_admin_command(helper, tmp_path, monkeypatch, client,
+                             "apply", json.dumps(TOPIC_ACTIONS)) == (0, 1)
+    assert client.calls == [("create", "a"), ("partitions", "b"), ("configs", "b")]
+    assert capsys.readouterr().out.splitlines() == [a["message"] for a in TOPIC_ACTIONS]
+
+
+@pytest.mark.usefixtures("no_process")
+def test_apply_still_takes_one_action_and_an_empty_list_opens_no_client(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    client = TopicAdmin()
+    assert run_admin_command(helper, tmp_path, monkeypatch, client,
+                             "apply", json.dumps(TOPIC_ACTIONS[1])) == (0, 1)
+    assert client.calls == [("partitions", "b")]
+    assert capsys.readouterr().out == f"{TOPIC_ACTIONS[1]['message']}\n"
+    assert run_admin_command(helper, tmp_path, monkeypatch, client, "apply", "[]") == (0, 0)
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.usefixtures("no_process")
+def test_the_first_action_that_fails_stops_the_run_and_is_named(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    client = TopicAdmin(refused="b")
+    with pytest.raises(SystemExit, match=re.escape(
+            "action 2 of 3 failed, 'raise partitions of b from 2 to 4': "
+            "RuntimeError('InvalidPartitionsError: b') (the 1 before it were applied, the 1 "
+            "after it were not tried)")):
+        run_admin_command(helper, tmp_path, monkeypatch, client,
+                          "apply", json.dumps(TOPIC_ACTIONS))
+    assert client.calls == [("create", "a")]
+    assert capsys.readouterr().out == f"{TOPIC_ACTIONS[0]['message']}\n"
+
+
+#: kafkaform.acls.plan's actions on a cluster with no ACLs: two adds.
+ACL_ACTIONS = acls.plan(
+    [{"principal": "User:app", "resource_type": "topic", "resource_name": "orders",
+      "operations": ["Read", "Describe"]},
+     {"principal": "User:app", "resource_type": "group", "resource_name": "app-",
+      "pattern_type": "prefixed", "operations": ["Read"]}], "")
+
+
+@pytest.mark.usefixtures("no_process")
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_acl_apply_takes_a_list_of_actions_on_stdin(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], dry_run: bool) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(ACL_ACTIONS) + "\n"))
+    client = Recorder({})
+    assert run_admin_command(helper, tmp_path, monkeypatch, client,
+                             *(["--dry-run"] if dry_run else []), "acl-apply", "-")[0] == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{'(dry run) ' if dry_run else ''}{a['message']}" for a in ACL_ACTIONS]
+    assert [(a.resource_pattern.resource_name, a.operation.name) for a in client.created] == (
+        [] if dry_run else [("orders", "READ"), ("orders", "DESCRIBE"), ("app-", "READ")])
+
+
+def test_actions_that_are_not_json_objects_are_refused_before_any_is_applied(
+        helper: ModuleType) -> None:
+    refused = re.escape("one action (a JSON object) or a JSON list of them")
+    with pytest.raises(SystemExit, match=refused):
+        helper.kafka_admin.planned_actions(json.dumps([TOPIC_ACTIONS[0], "b"]))
 
 
 @pytest.mark.parametrize(("release", "refused"), [("3.9.2", True), ("4.0.1", True),

@@ -224,6 +224,41 @@ def apply_acl(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:
     return str(action["message"])
 
 
+# --- a plan's actions, in one run --------------------------------------------------------------
+
+#: How one action of a plan is applied: apply_topic or apply_acl.
+Apply = Callable[[Any, Mapping[str, Any], bool], str]
+
+
+def planned_actions(text: str) -> list[Mapping[str, Any]]:
+    """The actions of ``text``: one action of a plan (a JSON object) or a list of them."""
+    given = json.loads(text)
+    actions = given if isinstance(given, list) else [given]
+    if not all(isinstance(action, dict) for action in actions):
+        raise SystemExit("kafkaform-kafka: expected one action (a JSON object) or a JSON list "
+                         "of them")
+    return actions
+
+
+def apply_each(admin: Any, actions: Sequence[Mapping[str, Any]], apply: Apply, dry_run: bool,
+               say: Callable[[str], None]) -> None:
+    """Apply ``actions`` in order with one client, handing each one's message to ``say`` once it
+    is applied. The first that fails stops the run with a message that names it: the actions
+    before it are applied, none after it is tried."""
+    for number, action in enumerate(actions, 1):
+        try:
+            said = apply(admin, action, dry_run)
+        except (Exception, SystemExit) as error:  # pylint: disable=broad-exception-caught
+            detail = str(error).removeprefix("kafkaform-kafka: ") \
+                if isinstance(error, SystemExit) else repr(error)
+            raise SystemExit(
+                f"kafkaform-kafka: action {number} of {len(actions)} failed, "
+                f"{action.get('message', json.dumps(action))!r}: {detail} (the {number - 1} "
+                f"before it were applied, the {len(actions) - number} after it were not "
+                "tried)") from error
+        say(said)
+
+
 # --- SCRAM users -----------------------------------------------------------------------------
 
 def _digest(password: str, salt: str) -> str:
