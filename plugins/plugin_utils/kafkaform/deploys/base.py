@@ -273,10 +273,13 @@ class Ran:
         return "; ".join((self.stdout + "\n" + self.stderr).split("\n")).strip("; ")
 
 
-def run_on(name: str, argv: Sequence[str]) -> Ran:
-    """``argv`` on the inventory host ``name``, now (inside an operation's function)."""
+def run_on(name: str, argv: Sequence[str], stdin: str | None = None) -> Ran:
+    """``argv`` on the inventory host ``name``, now (inside an operation's function), with
+    ``stdin`` as its standard input when given."""
     target = state.inventory.get_host(name)
-    ok, output = target.run_shell_command(shlex.join(argv), _sudo=target.data.get("_sudo", False))
+    given = {} if stdin is None else {"_stdin": stdin}
+    ok, output = target.run_shell_command(shlex.join(argv), _sudo=target.data.get("_sudo", False),
+                                          **given)
     return Ran(bool(ok), output.stdout, output.stderr)
 
 

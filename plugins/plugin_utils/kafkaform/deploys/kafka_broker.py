@@ -141,10 +141,7 @@ def _converge_declared(tool: list[str], topics: list[Any], users: list[Any], acl
         planned = topics_plan(topics, parse_describe(described.stdout))
         if planned["refusals"]:
             raise DeployError("; ".join(r["message"] for r in planned["refusals"]) + " [TR-05]")
-        for action in planned["actions"]:
-            ran = run_on(host.name, [*tool, "apply", json.dumps(action)])
-            if not ran.ok:
-                raise DeployError(f"{host.name}: {action['message']}: {ran.said}")
+        _apply_all(tool, "apply", planned["actions"], "the topic changes")
     if users:
         # Passwords go through stdin only, never a command line or a log. SE-06
         ok, output = host.run_shell_command(
@@ -157,10 +154,17 @@ def _converge_declared(tool: list[str], topics: list[Any], users: list[Any], acl
         listed = run_on(host.name, [*tool, "acl-list"])
         if not listed.ok:
             raise DeployError(f"{host.name}: listing the ACLs failed: {listed.said}")
-        for change in acls_plan(acls, listed.stdout):
-            ran = run_on(host.name, [*tool, "acl-apply", json.dumps(change)])
-            if not ran.ok:
-                raise DeployError(f"{host.name}: {change['message']}: {ran.said}")
+        _apply_all(tool, "acl-apply", acls_plan(acls, listed.stdout), "the ACL changes")
+
+
+def _apply_all(tool: list[str], command: str, actions: list[Any], what: str) -> None:
+    """A plan's actions in one helper run, in order, the list on stdin (as the role's topics.yml
+    and access.yml give it); the helper names the first that fails, after the ones it applied."""
+    if not actions:
+        return
+    ran = run_on(host.name, [*tool, command, "-"], stdin=json.dumps(actions))
+    if not ran.ok:
+        raise DeployError(f"{host.name}: applying {what} failed: {ran.said}")
 
 
 def _declared_changes(tool: list[str], declared: dict[str, Any]) -> bool:
