@@ -1,7 +1,7 @@
 """The project's size rule: no Python module over 600 lines, no function over 80, so that each
 reads on its own. Lines are physical lines: a module's whole file, a function's from its ``def``
-line to its last (docstring included). The files still over are named, so that the list can only
-shrink."""
+line to its last (docstring included). A file still over would be named in OVERSIZED_YET, so
+that the list can only shrink; none is."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
 #: Files over a limit today, by path from the root; each must still be over (or leave the set).
-OVERSIZED_YET = {"roles/kafka_broker/files/kafkaform-kafka"}
+OVERSIZED_YET: set[str] = set()
 
 
 def _is_python_script(path: Path) -> bool:

@@ -4,8 +4,8 @@ Kafka's command-line tools (the brokers' admin helper, the verifier, the drills)
 tools (generate, audit, latency) exit before code compiled by C2 pays back its compilation, and a
 small heap never needs a parallel collector: C1 only and the serial collector take about half the
 CPU time of the defaults here (BENCHMARKS.md). Services keep the JVM's defaults and the site's
-options. The brokers' admin helper is a standalone script with its own copy of these options; a
-unit test holds it to this one.
+options. The brokers' admin helper runs on the brokers without this package, with its own copy of
+these options (roles/kafka_broker/files/kafkaform_tools.py); a unit test holds it to this one.
 https://docs.oracle.com/en/java/javase/17/docs/specs/man/java.html
 """
 

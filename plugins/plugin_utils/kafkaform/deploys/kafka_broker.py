@@ -144,12 +144,10 @@ def _converge_declared(tool: list[str], topics: list[Any], users: list[Any], acl
         _apply_all(tool, "apply", planned["actions"], "the topic changes")
     if users:
         # Passwords go through stdin only, never a command line or a log. SE-06
-        ok, output = host.run_shell_command(
-            shlex.join([*tool, "users"]),
-            _stdin=json.dumps({"iterations": iterations, "users": users}))
-        if not ok:
-            raise DeployError(f"{host.name}: converging the SCRAM users failed: "
-                              f"{output.stderr}")
+        ran = run_on(host.name, [*tool, "users"],
+                     stdin=json.dumps({"iterations": iterations, "users": users}))
+        if not ran.ok:
+            raise DeployError(f"{host.name}: converging the SCRAM users failed: {ran.stderr}")
     if acls:
         listed = run_on(host.name, [*tool, "acl-list"])
         if not listed.ok:
