@@ -341,3 +341,12 @@ def test_only_a_controllers_start_waits_for_its_registration_with_the_quorum() -
     broker = kafka_broker_context(kraft_cluster(), "k1", {})
     assert broker["registration_argv"] == []
     assert "ExecStartPost" not in render.render(unit_template, {"kafka_broker": broker})
+
+
+def test_retention_by_size_is_written_only_once_set_and_only_through_its_input() -> None:
+    assert "log.retention.bytes" not in props(kafka_broker_context(cluster(), "k1", {}))
+    sized = kafka_broker_context(cluster(), "k1", {"kafka_broker_log_retention_bytes": 10 ** 11})
+    assert props(sized)["log.retention.bytes"] == "100000000000"
+    with pytest.raises(ValueError, match="use kafka_broker_log_retention_bytes"):
+        kafka_broker_context(cluster(), "k1", {
+            "kafka_broker_extra_properties": {"log.retention.bytes": 10 ** 11}})

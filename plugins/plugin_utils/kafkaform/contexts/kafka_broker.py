@@ -33,6 +33,7 @@ from ..template_filters import java_properties
 from .kafka_broker_properties import (
     BROKER_PRINCIPAL,
     CONTROLLER_PRINCIPAL,
+    PLAIN_INPUTS,
     KafkaNode,
     as_text,
     combined_node,
@@ -133,15 +134,10 @@ MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "list
 
 #: Keys the role renders from its own variables: set the variable, not an extra property.
 VARIABLE_KEYS = {
-    "num.partitions": "kafka_broker_num_partitions",
-    "log.retention.ms": "kafka_broker_log_retention_ms",
-    "log.segment.bytes": "kafka_broker_log_segment_bytes",
+    **{key: f"kafka_broker_{plain.name}" for key, plain in PLAIN_INPUTS.items()},
     "message.max.bytes": "kafka_broker_message_max_bytes",
-    "num.recovery.threads.per.data.dir": "kafka_broker_num_recovery_threads_per_data_dir",
     "num.network.threads": "kafka_broker_num_network_threads",
     "num.io.threads": "kafka_broker_num_io_threads",
-    "auto.leader.rebalance.enable": "kafka_broker_auto_leader_rebalance_enable",
-    "delete.topic.enable": "kafka_broker_delete_topic_enable",
     "zookeeper.session.timeout.ms": "kafka_broker_zookeeper_session_timeout_ms",
     "log.cleaner.dedupe.buffer.size": "kafka_broker_log_cleaner_dedupe_buffer_mb",
     "log.dir": "os_tuning_data_disks (one log directory per kafka_log_dir disk)",

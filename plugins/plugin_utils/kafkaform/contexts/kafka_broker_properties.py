@@ -259,6 +259,42 @@ class KafkaNode:
         return self.controller is not None and not self.combined
 
 
+@dataclass(frozen=True)
+class PlainInput:
+    """A server.properties key that is one role input, rendered as given: the input (after
+    ``kafka_broker_``), its type, and the value at which the key is left out (Kafka's own
+    default), so that a new input changes no running broker's file until it is set."""
+
+    name: str
+    kind: type[int] | type[bool] = int
+    unset: int | None = None
+
+
+#: The keys that are each one plain role input. A new such input is its default, its spec and one
+#: line here; an extra property may not set these keys (contexts.kafka_broker.VARIABLE_KEYS).
+PLAIN_INPUTS: dict[str, PlainInput] = {
+    "num.partitions": PlainInput("num_partitions"),  # KB-09
+    "num.recovery.threads.per.data.dir": PlainInput("num_recovery_threads_per_data_dir"),  # KB-07
+    "auto.leader.rebalance.enable": PlainInput("auto_leader_rebalance_enable", bool),  # KB-16
+    "delete.topic.enable": PlainInput("delete_topic_enable", bool),  # KB-17
+    "log.retention.ms": PlainInput("log_retention_ms"),  # KB-10
+    "log.retention.bytes": PlainInput("log_retention_bytes", unset=-1),  # KB-10, per partition
+    "log.segment.bytes": PlainInput("log_segment_bytes"),  # KB-11
+}
+
+
+def plain_properties(get: Callable[[str], Any]) -> dict[str, str]:
+    """:data:`PLAIN_INPUTS` as server.properties lines, those at their unset value left out."""
+    found = {}
+    for key, plain in PLAIN_INPUTS.items():
+        value = get(plain.name)
+        if plain.kind is bool:
+            found[key] = as_text(bool(value))
+        elif plain.unset is None or int(value) != plain.unset:
+            found[key] = str(int(value))
+    return found
+
+
 def topic_properties(cluster: Mapping[str, Any], get: Callable[[str], Any],
                      heap: int) -> dict[str, str]:
     """The settings of a broker's topics and logs: the role's variables, the replication of the
@@ -267,12 +303,7 @@ def topic_properties(cluster: Mapping[str, Any], get: Callable[[str], Any],
     brokers = len(cluster["brokers"])
     dedupe_mb = min(int(get("log_cleaner_dedupe_buffer_mb")), max(1, heap // 4))
     return {
-        "num.partitions": str(int(get("num_partitions"))),
-        "num.recovery.threads.per.data.dir": str(int(get("num_recovery_threads_per_data_dir"))),
-        "auto.leader.rebalance.enable": as_text(bool(get("auto_leader_rebalance_enable"))),
-        "delete.topic.enable": as_text(bool(get("delete_topic_enable"))),
-        "log.retention.ms": str(int(get("log_retention_ms"))),
-        "log.segment.bytes": str(int(get("log_segment_bytes"))),
+        **plain_properties(get),
         "message.max.bytes": str(message_max),
         "replica.fetch.max.bytes": str(max(message_max, 1048576)),
         "log.cleaner.enable": "true",
