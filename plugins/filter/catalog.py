@@ -5,7 +5,8 @@
 ``'kafka' | kafkaform.platform.release_url(version, root)`` is that release's archive URL under
 ``root`` (an internal mirror of the Apache distribution site), or under Apache's own when ``root``
 is empty. ``'4.0.0' | kafkaform.platform.spark_connector_urls(root)`` lists the URLs of the Kafka
-connector jars of that Spark release.
+connector jars of that Spark release. The catalog is imported when a filter is first called
+(kafkaform.lazy says why).
 """
 
 from __future__ import annotations
@@ -13,31 +14,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.catalog import (
-    APACHE_DIST_ROOT,
-    CATALOG,
-    RELEASES,
-    spark_connector_jars,
-)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.lazy import module
 
 
 def release_version(name: str) -> str:
-    return CATALOG.component(name).version
+    return module("catalog").CATALOG.component(name).version
 
 
 def upgrade_version(name: str) -> str:
     """The release a cluster upgrades to: Kafka's first line without ZooKeeper mode (KR-10)."""
     if name != "kafka":
         raise KeyError(f"the catalog names an upgrade release for kafka only, not {name!r}")
-    return CATALOG.kafka_upgrade.version
+    return module("catalog").CATALOG.kafka_upgrade.version
 
 
 def release_url(name: str, version: str, root: str = "") -> str:
-    return RELEASES[name](str(version)).url_on(str(root) or APACHE_DIST_ROOT)
+    catalog = module("catalog")
+    return catalog.RELEASES[name](str(version)).url_on(
+        str(root) or catalog.APACHE_DIST_ROOT)
 
 
 def spark_connector_urls(version: str, root: str = "") -> list[str]:
-    return [jar.url_on(str(root) or APACHE_DIST_ROOT) for jar in spark_connector_jars(str(version))]
+    catalog = module("catalog")
+    return [jar.url_on(str(root) or catalog.APACHE_DIST_ROOT)
+            for jar in catalog.spark_connector_jars(str(version))]
 
 
 class FilterModule:

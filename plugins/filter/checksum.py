@@ -13,15 +13,14 @@ try:
 except ImportError:  # only when imported outside Ansible, e.g. by a linter
     AnsibleFilterError = ValueError  # type: ignore[misc,assignment]
 
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.checksum import (
-    parse_sha512,
-)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.lazy import module
 
 
 def sha512_digest(text: str, filename: str) -> str:
-    """Return the 128-hex lower-case digest for `filename`; fail the task on a doubtful file."""
+    """Return the 128-hex lower-case digest for `filename`; fail the task on a doubtful file.
+    kafkaform.checksum is imported at the first call (kafkaform.lazy says why)."""
     try:
-        return parse_sha512(str(text), filename)
+        return module("checksum").parse_sha512(str(text), filename)
     except ValueError as error:
         raise AnsibleFilterError(str(error)) from error
 

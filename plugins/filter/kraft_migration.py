@@ -1,11 +1,12 @@
-"""Filter kraft_migration_plan: a thin wrapper over ``kafkaform.kraft_migration``."""
+"""Filter kraft_migration_plan: a thin wrapper over ``kafkaform.kraft_migration``, imported when
+first called (kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform import kraft_migration
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.lazy import module
 
 
 def kraft_migration_plan(running: Mapping[str, str], brokers: Sequence[str],
@@ -14,6 +15,7 @@ def kraft_migration_plan(running: Mapping[str, str], brokers: Sequence[str],
                          stopped: Sequence[str] = ()) -> dict[str, Any]:
     """``running | kafkaform.platform.kraft_migration_plan(brokers, controllers, phase,
     finalize, pending, stopped)``: where the cluster stands and the phases this run takes."""
+    kraft_migration = module("kraft_migration")
     stand = kraft_migration.standing(
         {h: kraft_migration.broker_state(running.get(h, "")) for h in brokers},
         {h: kraft_migration.controller_state(running.get(h, "")) for h in controllers},

@@ -1,19 +1,15 @@
 """Filters every role shares: Java's home (kafkaform.java) and a plan's secret files
-(kafkaform.plans)."""
+(kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.java import (
-    java_home_filter,
-)
-from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.plans.files import (
-    with_secrets,
-)
+from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.lazy import lazy
 
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"java_home": java_home_filter, "with_secrets": with_secrets}
+        return {"java_home": lazy("java", "java_home_filter"),
+                "with_secrets": lazy("plans.files", "with_secrets")}
