@@ -724,3 +724,51 @@ def test_a_cluster_id_beginning_with_a_dash_reaches_kafkas_storage_tool_whole(
                         "--cluster-id=-3tiUGnOQzGepXxILMP_TA", "--owner", "root:root"]) == 0
     assert "--cluster-id=-3tiUGnOQzGepXxILMP_TA" in ran[0]
     assert json.loads(capsys.readouterr().out) == {"formatted": [str(blank)]}
+
+
+class StateAdmin(Recorder):
+    """An admin client with one topic, one ACL binding and one SCRAM user."""
+
+    def describe_topics(self) -> list[dict[str, object]]:
+        return [{"name": "orders", "is_internal": False, "partitions": [
+            {"replica_nodes": [1, 2]}, {"replica_nodes": [2, 3]}]},
+                {"name": "__consumer_offsets", "is_internal": True, "partitions": []}]
+
+    def describe_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
+        return {"topic": {"orders": {"retention.ms": {"value": "60000",
+                                                      "config_source": "TOPIC_CONFIG"}}}}
+
+    def describe_acls(self, acl_filter: object) -> tuple[list[object], None]:
+        kinds = SimpleNamespace
+        pattern = kinds(resource_type=kinds(name="TOPIC"), resource_name="orders",
+                        pattern_type=kinds(name="LITERAL"))
+        return [kinds(resource_pattern=pattern, principal="User:app", host="*",
+                      operation=kinds(name="READ"), permission_type=kinds(name="ALLOW"))], None
+
+    def close(self) -> None:
+        pass
+
+
+def test_state_answers_topics_acls_and_users_in_one_client_and_changes_nothing(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    admin = helper.kafka_admin
+    scram = {"error": None, "credential_infos": [
+        {"mechanism": admin.ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]}
+    client = StateAdmin({"app": scram})
+    monkeypatch.setattr(admin, "SCRAM_STATE", str(tmp_path / "users.json"))
+    wanted = {"topics": True, "acls": True,
+              "users": {"iterations": 8192, "users": [{"name": "app", "password": "pw"}]}}
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(read=lambda: json.dumps(wanted)))
+    assert run_admin_command(helper, tmp_path, monkeypatch, client, "state") == (0, 1)
+    answer = json.loads(capsys.readouterr().out)
+    assert topics.parse_describe(json.dumps(answer)) == {
+        "orders": {"partitions": 2, "replication_factor": 2,
+                   "configs": {"retention.ms": "60000"}}}
+    assert answer["bindings"] == [["TOPIC", "orders", "LITERAL", "User:app", "*", "READ",
+                                   "ALLOW"]]
+    assert answer["users_changed"] == ["app"]  # no hash of its password kept yet
+    assert client.sent == [] and client.created == []
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(read=lambda: json.dumps({"acls": True})))
+    assert run_admin_command(helper, tmp_path, monkeypatch, client, "state") == (0, 1)
+    assert json.loads(capsys.readouterr().out) == {"bindings": answer["bindings"]}

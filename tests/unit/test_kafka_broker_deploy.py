@@ -1,6 +1,7 @@
-"""The kafka_broker role and its pyinfra deploy apply the declared topics' and ACLs' changes in
-one admin helper run each (roles/kafka_broker/files/kafkaform-kafka ``apply``, ``acl-apply``),
-the list on stdin, without a cluster."""
+"""The kafka_broker role and its pyinfra deploy read what the declared topics, ACLs and users are
+compared with in one admin helper run (roles/kafka_broker/files/kafkaform-kafka ``state``), then
+apply the topics' and ACLs' changes in one run each (``apply``, ``acl-apply``), the list on stdin,
+and run ``users`` only when a user changes; without a cluster."""
 
 from __future__ import annotations
 
@@ -24,13 +25,17 @@ ACLS = [{"principal": "User:app", "resource_type": "topic", "resource_name": "or
          "operations": ["Read"]}]
 
 
-def converge(monkeypatch: pytest.MonkeyPatch,
-             answer: dict[str, Ran]) -> list[tuple[list[str], str | None]]:
-    """The helper runs of the deploy's converge of TOPICS and ACLS, each answered from
-    ``answer`` by its command (describe and acl-list: an empty cluster)."""
+USERS = [{"name": "app", "password": "secret"}]
+#: An empty cluster, whose one declared user a converge would create.
+EMPTY = Ran(True, json.dumps({"topics": {}, "bindings": [], "users_changed": ["app"]}), "")
+
+
+def converge(monkeypatch: pytest.MonkeyPatch, answer: dict[str, Ran],
+             users: list[dict[str, str]] | None = None) -> list[tuple[list[str], str | None]]:
+    """The helper runs of the deploy's converge of TOPICS, ACLS and ``users``, each answered
+    from ``answer`` by its command (state: :data:`EMPTY`)."""
     ran: list[tuple[list[str], str | None]] = []
-    answers = {"describe": Ran(True, json.dumps({"topics": {}}), ""),
-               "acl-list": Ran(True, json.dumps({"bindings": []}), ""), **answer}
+    answers = {"state": EMPTY, **answer}
 
     def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
         assert name == "kafka-1"
@@ -39,8 +44,8 @@ def converge(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(kafka_broker, "run_on", run_on)
     monkeypatch.setattr(kafka_broker, "host", SimpleNamespace(name="kafka-1"))
-    kafka_broker._converge_declared(["helper"], topics=TOPICS, users=[], acls=ACLS,
-                                    iterations=8192)
+    kafka_broker._converge_declared(["helper"], {"topics": TOPICS, "users": users or [],
+                                                 "acls": ACLS, "iterations": 8192})
     return ran
 
 
@@ -48,10 +53,23 @@ def test_the_deploy_applies_each_plans_changes_in_one_helper_run(
         monkeypatch: pytest.MonkeyPatch) -> None:
     ran = converge(monkeypatch, {"apply": Ran(True, "", ""), "acl-apply": Ran(True, "", "")})
     assert [argv for argv, _stdin in ran] == [
-        ["helper", "describe"], ["helper", "apply", "-"],
-        ["helper", "acl-list"], ["helper", "acl-apply", "-"]]
+        ["helper", "state"], ["helper", "apply", "-"], ["helper", "acl-apply", "-"]]
+    assert json.loads(ran[0][1] or "") == {"topics": True, "acls": True, "users": None}
     assert [a["topic"] for a in json.loads(ran[1][1] or "")] == ["orders", "events"]
-    assert [a["resource_name"] for a in json.loads(ran[3][1] or "")] == ["orders", "app"]
+    assert [a["resource_name"] for a in json.loads(ran[2][1] or "")] == ["orders", "app"]
+
+
+def test_the_deploy_sets_users_only_when_one_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    done = {"apply": Ran(True, "", ""), "acl-apply": Ran(True, "", ""),
+            "users": Ran(True, json.dumps({"changed": ["app"]}), "")}
+    ran = converge(monkeypatch, done, USERS)
+    assert [argv[1] for argv, _stdin in ran] == ["state", "apply", "users", "acl-apply"]
+    assert json.loads(ran[0][1] or "")["users"]["users"] == USERS  # on stdin, not in argv
+    converged = Ran(True, json.dumps({"topics": {t["name"]: {
+        "partitions": t["partitions"], "replication_factor": 2, "configs": {}} for t in TOPICS},
+        "bindings": [], "users_changed": []}), "")
+    ran = converge(monkeypatch, {**done, "state": converged}, USERS)
+    assert [argv[1] for argv, _stdin in ran] == ["state", "acl-apply"]
 
 
 def test_the_deploy_stops_with_what_the_helper_says_of_the_action_that_failed(

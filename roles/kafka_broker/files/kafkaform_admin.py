@@ -313,6 +313,23 @@ def converge_users(admin: Any, spec: Mapping[str, Any], dry_run: bool,
     return changed
 
 
+def declared_state(admin: Any, wanted: Mapping[str, Any],
+                   state_path: str | None = None) -> dict[str, Any]:
+    """What the declared topics, ACLs and users are compared with, asked by one client: with
+    ``topics``, every topic as ``describe`` gives it; with ``acls``, every binding as ``acl-list``
+    gives it; with ``users`` (the ``users`` command's input), the names a converge would change.
+    One answer for the three, so that a run with nothing to change runs the helper once."""
+    found: dict[str, Any] = {}
+    if wanted.get("topics"):
+        found["topics"] = topics_state(admin)
+    if wanted.get("acls"):
+        found["bindings"] = acl_bindings(admin)
+    if wanted.get("users"):
+        found["users_changed"] = converge_users(admin, wanted["users"], True,
+                                                state_path or SCRAM_STATE)
+    return found
+
+
 def alter_scram(admin: Any, changes: Sequence[Any]) -> dict[str, str]:
     """Send SCRAM credential deletions and upsertions to the controller; the users whose change
     failed, with why. kafka-python 3.0.12's own call sends them to any broker, and a

@@ -131,28 +131,42 @@ def _declared(p: KafkaBrokerPlan, s: dict[str, Any]) -> dict[str, Any]:
             "iterations": int(s["kafka_broker_scram_iterations"])}
 
 
-def _converge_declared(tool: list[str], topics: list[Any], users: list[Any], acls: list[Any],
-                       iterations: int) -> None:
-    """roles/kafka_broker/tasks/topics.yml and access.yml, at execution time, once."""
-    if topics:
-        described = run_on(host.name, [*tool, "describe"])
-        if not described.ok:
-            raise DeployError(f"{host.name}: describing the topics failed: {described.said}")
-        planned = topics_plan(topics, parse_describe(described.stdout))
-        if planned["refusals"]:
-            raise DeployError("; ".join(r["message"] for r in planned["refusals"]) + " [TR-05]")
-        _apply_all(tool, "apply", planned["actions"], "the topic changes")
-    if users:
-        # Passwords go through stdin only, never a command line or a log. SE-06
-        ran = run_on(host.name, [*tool, "users"],
-                     stdin=json.dumps({"iterations": iterations, "users": users}))
+def _wanted(declared: dict[str, Any]) -> str:
+    """The admin helper's ``state`` question for ``declared`` (roles/kafka_broker's
+    declared_state.yml): the passwords go on stdin only, never a command line or a log. SE-06"""
+    users = declared["users"]
+    return json.dumps({"topics": bool(declared["topics"]), "acls": bool(declared["acls"]),
+                       "users": {"iterations": declared["iterations"], "users": users}
+                       if users else None})
+
+
+def _changes(declared: dict[str, Any], state: str) -> tuple[dict[str, Any], list[Any], bool]:
+    """The topic plan, the ACL changes and whether a SCRAM user changes, from the cluster's
+    ``state`` answer."""
+    answer = json.loads(state)
+    topics = topics_plan(declared["topics"], parse_describe(state)) if declared["topics"] \
+        else {"actions": [], "refusals": []}
+    acls = acls_plan(declared["acls"], state) if declared["acls"] else []
+    return topics, acls, bool(declared["users"]) and bool(answer.get("users_changed"))
+
+
+def _converge_declared(tool: list[str], declared: dict[str, Any]) -> None:
+    """roles/kafka_broker/tasks/declared_state.yml, topics.yml and access.yml, at execution
+    time, once: one read of the cluster, then one helper run for each kind of change."""
+    read = run_on(host.name, [*tool, "state"], stdin=_wanted(declared))
+    if not read.ok:
+        raise DeployError(f"{host.name}: reading the topics, ACLs and users failed: "
+                          f"{read.stderr}")
+    topics, acls, users_change = _changes(declared, read.stdout)
+    if topics["refusals"]:
+        raise DeployError("; ".join(r["message"] for r in topics["refusals"]) + " [TR-05]")
+    _apply_all(tool, "apply", topics["actions"], "the topic changes")
+    if users_change:
+        ran = run_on(host.name, [*tool, "users"], stdin=json.dumps(
+            {"iterations": declared["iterations"], "users": declared["users"]}))
         if not ran.ok:
             raise DeployError(f"{host.name}: converging the SCRAM users failed: {ran.stderr}")
-    if acls:
-        listed = run_on(host.name, [*tool, "acl-list"])
-        if not listed.ok:
-            raise DeployError(f"{host.name}: listing the ACLs failed: {listed.said}")
-        _apply_all(tool, "acl-apply", acls_plan(acls, listed.stdout), "the ACL changes")
+    _apply_all(tool, "acl-apply", acls, "the ACL changes")
 
 
 def _apply_all(tool: list[str], command: str, actions: list[Any], what: str) -> None:
@@ -169,23 +183,12 @@ def _declared_changes(tool: list[str], declared: dict[str, Any]) -> bool:
     """Whether the declared topics, users or ACLs differ from the cluster's, asked when the deploy
     is planned; True when the cluster cannot answer yet (a fresh one), so the run converges them
     once the brokers are up."""
-    topics, users, acls = declared["topics"], declared["users"], declared["acls"]
     try:
-        if topics:
-            planned = topics_plan(topics, parse_describe(
-                host.get_fact(AdminAnswer, argv=(*tool, "describe"))))
-            if planned["actions"] or planned["refusals"]:
-                return True
-        if acls and acls_plan(acls, host.get_fact(AdminAnswer, argv=(*tool, "acl-list"))):
-            return True
-        if users:
-            wanted = {"iterations": declared["iterations"], "users": users}
-            answer = host.get_fact(AdminAnswer, argv=(*tool, "--dry-run", "users"),
-                                   _stdin=json.dumps(wanted))
-            return bool(json.loads(answer)["changed"])
+        topics, acls, users_change = _changes(declared, host.get_fact(
+            AdminAnswer, argv=(*tool, "state"), _stdin=_wanted(declared)))
     except (ValueError, KeyError, TypeError):
         return True
-    return False
+    return bool(topics["actions"] or topics["refusals"] or acls or users_change)
 
 
 def _format_storage(p: KafkaBrokerPlan, changes: list[Any]) -> None:
@@ -275,7 +278,7 @@ def _kafka_node(group: str) -> None:
     if first and (declared["topics"] or declared["users"] or declared["acls"]) and (
             will_change(helper) or _declared_changes(p.admin_argv, declared)):
         python.call(name="Converge the declared topics, users and ACLs",
-                    function=_converge_declared, tool=p.admin_argv, **declared)
+                    function=_converge_declared, tool=p.admin_argv, declared=declared)
     if first and _raises_metadata_version(p, restarting=might_restart):
         python.call(name="Raise metadata.version to the release every Kafka node runs [KR-10]",
                     function=_raise_metadata_version, argv=[*p.admin_argv, "features"])
