@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -37,6 +37,36 @@ def file_lines(label: str, path: str) -> Question:
     """The content of ``path`` (base64 on one line), or no line when there is no such file."""
     quoted = shlex.quote(path)
     return Question(label, f"base64 -w0 {quoted}", present=path)
+
+
+def unit_states(units: Iterable[str]) -> list[Question]:
+    """Two lines per systemd unit: ``enabled:UNIT``, what ``systemctl is-enabled UNIT`` prints,
+    and ``active:UNIT``, what ``systemctl is-active UNIT`` prints (systemctl(1)). Both are empty
+    where the host has no systemctl; a unit that does not exist is neither "enabled" nor
+    "active"."""
+    found = []
+    for unit in units:
+        quoted = shlex.quote(unit)
+        found += [Question(f"enabled:{unit}", f"systemctl is-enabled {quoted} 2>/dev/null"),
+                  Question(f"active:{unit}", f"systemctl is-active {quoted} 2>/dev/null")]
+    return found
+
+
+def running_units(found: Mapping[str, str]) -> frozenset[str]:
+    """The units :func:`unit_states` found both enabled and active: the ones an "enable and
+    start" would leave as they are. Any other answer (disabled, static, failed, activating, no
+    such unit, no answer) leaves the start to the service module."""
+    return frozenset(label.removeprefix("enabled:") for label, answer in found.items()
+                     if label.startswith("enabled:") and answer == "enabled"
+                     and found.get(f"active:{label.removeprefix('enabled:')}") == "active")
+
+
+def stopped_units(found: Mapping[str, str]) -> frozenset[str]:
+    """The units :func:`unit_states` found both disabled and inactive: the ones a "disable and
+    stop" would leave as they are (a unit that does not exist is not among them)."""
+    return frozenset(label.removeprefix("enabled:") for label, answer in found.items()
+                     if label.startswith("enabled:") and answer == "disabled"
+                     and found.get(f"active:{label.removeprefix('enabled:')}") == "inactive")
 
 
 def command(questions: Sequence[Question]) -> list[str]:
