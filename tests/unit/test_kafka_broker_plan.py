@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kafkaform.plans import hostread
 from kafkaform.plans.kafka_broker import (
     AGENT_JAR_STATE,
     ZNODES_SECURED_MARKER,
@@ -23,6 +24,7 @@ from kafkaform.plans.kafka_broker import (
     kafka_broker_plan,
     parse_host,
 )
+from tests.unit.test_hostread_units import STARTS
 
 CONVERGED = KafkaBrokerHost(
     architecture="amd64", cores=4, installed=frozenset({"openjdk-17-jre-headless", "openssl"}),
@@ -84,6 +86,8 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
 
     fresh = read()
     assert fresh.release == "" and fresh.cores == os.cpu_count()
+    assert "enabled:kafka.service" in hostread.answers(subprocess.run(
+        host_read(model, "k1", settings), capture_output=True, text=True, check=True).stdout)
     assert fresh.passwd.startswith(f"{user}:") and fresh.group.startswith(f"{group}:")
     assert (fresh.running_config, fresh.cluster_id) == (None, "")
     (tmp_path / "conf").mkdir()
@@ -209,3 +213,15 @@ def test_a_migration_refuses_a_log_directory_of_another_cluster() -> None:
     assert "Set kafka_cluster_id: OtherClusterId000000000" in refusal
     same = KafkaBrokerHost(**{**CONVERGED.__dict__, "cluster_id": str(model["cluster_id"])})
     assert kafka_broker_plan(model, "k1", {}, same).migration_refusal == ""
+
+
+@pytest.mark.parametrize(("enabled", "active", "start"), STARTS)
+def test_kafka_is_started_unless_it_is_enabled_and_active(enabled: str, active: str,
+                                                          start: bool) -> None:
+    read = parse_host(f"active:kafka.service {active}\narchitecture amd64\n"
+                      f"enabled:kafka.service {enabled}\n")
+    assert read.service_running is not start
+    converged = KafkaBrokerHost(**{**CONVERGED.__dict__, "service_running": read.service_running})
+    for cluster, node in ((zk_cluster(), "k1"), (kraft_cluster(), "c1")):
+        assert kafka_broker_plan(cluster, node, {}, converged).start_service is start
+    assert kafka_broker_plan(zk_cluster(), "k1", {}, KafkaBrokerHost()).start_service

@@ -14,12 +14,14 @@ from kafkaform.contexts import monitoring as context
 from kafkaform.contexts.monitoring import ALERTMANAGER, NODE_EXPORTER, PROMETHEUS
 from kafkaform.plans.monitoring import (
     GROUP,
+    STARTED_UNITS,
     MonitoringHost,
     MonitoringPlan,
     host_read,
     monitoring_plan,
     parse_host,
 )
+from tests.unit.test_hostread_units import STARTS, systemctl_stub
 from tests.unit.test_monitoring_context import platform
 
 PACKAGES = frozenset({"prometheus-node-exporter", "prometheus", "prometheus-alertmanager"})
@@ -204,10 +206,53 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path,
     web_config = tmp_path / "web.yml"
     monkeypatch.setattr(context, "WEB_CONFIG", str(web_config))
 
+    # systemctl answering as systemd does, this machine's systemd (or none) aside.
+    env = systemctl_stub(tmp_path / "bin", {f"{NODE_EXPORTER}.service": ("enabled", "active")})
+
     def read() -> MonitoringHost:
         return parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                         check=True).stdout)
+                                         check=True, env=env).stdout)
 
-    assert read() == MonitoringHost(installed=frozenset({"dpkg"}), web_config=False)
+    assert read() == MonitoringHost(installed=frozenset({"dpkg"}), web_config=False,
+                                    running_units=frozenset({f"{NODE_EXPORTER}.service"}))
     web_config.write_text("tls_server_config: {}\n")
     assert read().web_config
+
+
+def _running(*units: str) -> MonitoringHost:
+    return MonitoringHost(installed=PACKAGES, web_config=True, running_units=frozenset(units))
+
+
+def test_only_the_units_and_timers_not_enabled_and_active_are_started() -> None:
+    nothing = plan("k1", also_monitoring="k1")
+    assert nothing.units_to_start == [NODE_EXPORTER, PROMETHEUS, ALERTMANAGER]
+    assert nothing.timers_to_start == [f"{JOB}.timer"]
+    converged = plan("k1", read=_running(*STARTED_UNITS), also_monitoring="k1")
+    assert (converged.units_to_start, converged.timers_to_start) == ([], [])
+    some = plan("k1", read=_running(f"{PROMETHEUS}.service", f"{JOB}.timer"),
+                also_monitoring="k1")
+    assert (some.units_to_start, some.timers_to_start) == ([NODE_EXPORTER, ALERTMANAGER], [])
+    # A unit this host does not run is never started, running or not.
+    assert plan("mon", read=_running(f"{NODE_EXPORTER}.service")).units_to_start == [
+        PROMETHEUS, ALERTMANAGER]
+    assert plan("elsewhere").units_to_start == plan("elsewhere").timers_to_start == []
+
+
+@pytest.mark.parametrize(("enabled", "active", "start"), STARTS)
+def test_the_parser_reads_each_units_state(enabled: str, active: str, start: bool) -> None:
+    read = parse_host(f"enabled:{NODE_EXPORTER}.service {enabled}\nweb_config yes\n"
+                      f"active:{NODE_EXPORTER}.service {active}\n"
+                      f"enabled:{JOB}.timer enabled\nactive:{JOB}.timer active\n")
+    assert read.running_units == ({f"{JOB}.timer"} if start
+                                  else {f"{NODE_EXPORTER}.service", f"{JOB}.timer"})
+    p = plan("k1", read=read)
+    assert (p.units_to_start, p.timers_to_start) == ([NODE_EXPORTER] if start else [], [])
+
+
+def test_the_host_read_asks_every_unit_a_host_may_start() -> None:
+    """The read does not know which services the host runs: it asks each one's unit."""
+    started = {f"{u['name']}.service" for u in plan("k1", also_monitoring="k1").units}
+    assert started | set(plan("k1").timers) == set(STARTED_UNITS)
+    script = host_read({})[-1]
+    assert all(f"enabled:{unit}" in script and f"active:{unit}" in script
+               for unit in STARTED_UNITS)

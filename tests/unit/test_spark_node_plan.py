@@ -11,8 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafkaform.catalog import CATALOG
 from kafkaform.plans.spark_node import (
+    DAEMON_NAMES,
     JAR_STATE,
     SparkNodeHost,
     host_read,
@@ -20,6 +23,7 @@ from kafkaform.plans.spark_node import (
     pth_files,
     spark_node_plan,
 )
+from tests.unit.test_hostread_units import STARTS
 from tests.unit.test_spark import cluster
 
 JAR_URL = "http://mirror.test/maven/spark-sql-kafka_2.13-4.0.0.jar"
@@ -127,3 +131,38 @@ def test_the_pth_probe_runs_in_an_environment_and_names_pyspark_and_py4j(tmp_pat
     assert item["dest"].endswith("/spark-release.pth") and item["mode"] == "0644"
     assert item["content"] == f"{lib}/pyspark.zip\n{lib}/py4j-0.10.9.9-src.zip\n"
     assert pth_files("") == []
+
+
+def _running(*units: str) -> SparkNodeHost:
+    return SparkNodeHost(**{**CONVERGED.__dict__, "running_units": frozenset(units)})
+
+
+def test_only_the_daemons_not_enabled_and_active_are_started() -> None:
+    master = [d["name"] for d in plan(host="sm").context["daemons"]]
+    assert "spark-master" in master and set(master) <= set(DAEMON_NAMES)
+    assert plan(host="sm").start_daemons == master  # nothing running
+    assert plan(_running(*(f"{name}.service" for name in master)), host="sm").start_daemons == []
+    assert plan(_running("spark-master.service"), host="sm").start_daemons == master[1:]
+    # A worker starts its own daemon only; a master's unit running there changes nothing.
+    assert plan(_running("spark-master.service")).start_daemons == ["spark-worker"]
+    assert plan(_running("spark-worker.service")).start_daemons == []
+
+
+@pytest.mark.parametrize(("enabled", "active", "start"), STARTS)
+def test_the_parser_reads_each_daemons_unit(enabled: str, active: str, start: bool) -> None:
+    read = parse_host(f"enabled:spark-worker.service {enabled}\ncores 6\n"
+                      f"active:spark-worker.service {active}\n"
+                      "enabled:spark-master.service enabled\nactive:spark-master.service active")
+    assert read.running_units == ({"spark-master.service"} if start
+                                  else {"spark-master.service", "spark-worker.service"})
+    assert plan(_running(*read.running_units)).start_daemons == (["spark-worker"] if start
+                                                                 else [])
+
+
+def test_the_host_read_asks_every_daemon_a_node_may_run() -> None:
+    """The read does not know which daemons the node runs: it asks each one's unit."""
+    for name in DAEMON_NAMES:
+        assert any(f"enabled:{name}.service" in part for part in host_read(SETTINGS))
+    run = {d["name"] for host, history in (("sm", True), ("sm", False), ("sw1", False))
+           for d in plan(host=host, spark_node_history_server_enabled=history).context["daemons"]}
+    assert run == set(DAEMON_NAMES)

@@ -23,6 +23,7 @@ from kafkaform.plans.spark_pipeline import (
     spark_pipeline_plan,
     with_logins,
 )
+from tests.unit.test_hostread_units import UNIT_STATES
 from tests.unit.test_spark import cluster
 
 RUNNING = SparkPipelineHost(running=True, stale=False)
@@ -170,12 +171,15 @@ def test_the_shared_check_probes_leave_and_answer_a_marker(tmp_path: Path) -> No
 
 
 def _systemctl(bin_dir: Path, started: str) -> None:
-    """A systemctl that shows the unit running since ``started``, as systemd words it."""
+    """A systemctl that shows the unit running since ``started``, enabled and active, as
+    systemd words it."""
     bin_dir.mkdir()
     stub = bin_dir / "systemctl"
     stub.write_text("#!/bin/sh\ncase \"$*\" in\n"
                     "  *SubState*) echo running ;;\n"
                     f"  *MainPID*) printf 'MainPID=42\\nExecMainStartTimestamp={started}\\n' ;;\n"
+                    "  *is-enabled*) echo enabled ;;\n"
+                    "  *is-active*) echo active ;;\n"
                     "esac\n")
     stub.chmod(0o755)
 
@@ -193,6 +197,17 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path, started: s
     env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     ran = subprocess.run(host_read({"spark_pipeline_code_dir": str(code_dir)}),
                          capture_output=True, text=True, check=True, env=env)
-    assert parse_host(ran.stdout) == SparkPipelineHost(running=True, stale=stale)
+    assert parse_host(ran.stdout) == SparkPipelineHost(running=True, stale=stale,
+                                                       enabled_and_active=True)
     answer = json.loads(hostread.answers(ran.stdout)["stale"])  # service_stale's own, not a guess
     assert answer["stale"] is stale and answer["newer"] == ([str(code_dir)] if stale else [])
+
+
+@pytest.mark.parametrize(("enabled", "active", "as_started", "as_stopped"), UNIT_STATES)
+def test_the_unit_is_set_unless_it_is_as_spark_pipeline_state_says(
+        enabled: str, active: str, as_started: bool, as_stopped: bool) -> None:
+    read = parse_host(f"enabled:kafkaform-pipeline.service {enabled}\nstate running\n"
+                      f"active:kafkaform-pipeline.service {active}\nstale {_answer(False)}")
+    assert (read.enabled_and_active, read.disabled_and_inactive) == (as_started, as_stopped)
+    assert plan(read).set_service is not as_started
+    assert plan(read, spark_pipeline_state="stopped").set_service is not as_stopped

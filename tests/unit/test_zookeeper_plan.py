@@ -21,6 +21,7 @@ from kafkaform.plans.zookeeper import (
     parse_host,
     zookeeper_plan,
 )
+from tests.unit.test_hostread_units import STARTS, systemctl_stub
 from tests.unit.test_security_steps import cluster as migrating_cluster
 from tests.unit.test_zookeeper_context import cluster
 
@@ -29,7 +30,8 @@ CONVERGED = ZookeeperHost(
     architecture="amd64", java_installed=True,
     passwd="zookeeper:x:999:999:Apache ZooKeeper:/var/lib/zookeeper:/usr/sbin/nologin",
     group="zookeeper:x:999:", agent_jar=AGENT_JAR_STATE, myid="2",
-    ip_addresses=("10.89.0.12",), purge_timer_installed=True, running_config=None)
+    ip_addresses=("10.89.0.12",), purge_timer_installed=True, running_config=None,
+    running_units=frozenset({"zookeeper.service", "zookeeper-purge.timer"}))
 
 
 def plan(read: ZookeeperHost = CONVERGED, **settings: Any) -> Any:
@@ -39,6 +41,7 @@ def plan(read: ZookeeperHost = CONVERGED, **settings: Any) -> Any:
 def test_a_new_host_gets_java_the_account_the_agent_and_its_myid() -> None:
     p = plan(ZookeeperHost(architecture="arm64"))
     assert (p.install_java, p.create_account, p.fetch_agent) == (True, True, True)
+    assert (p.start_service, p.start_purge_timer) == (True, True)
     myid = [f for f in p.files if f.dest.endswith("/myid")]
     assert [(f.content, f.restarts) for f in myid] == [("2\n", True)]
     assert p.context["java"]["binary"] == "/usr/lib/jvm/java-17-openjdk-arm64/bin/java"
@@ -48,6 +51,7 @@ def test_a_new_host_gets_java_the_account_the_agent_and_its_myid() -> None:
 def test_a_converged_member_needs_nothing_installed_and_keeps_its_myid() -> None:
     p = plan()
     assert (p.install_java, p.create_account, p.fetch_agent) == (False, False, False)
+    assert (p.start_service, p.start_purge_timer) == (False, False)
     assert not [f for f in p.files if f.dest.endswith("/myid")]
     assert not p.refusal
 
@@ -143,6 +147,9 @@ def test_the_parser_reads_labels_not_positions() -> None:
     assert read.ip_addresses == ("10.0.0.5", "fd00::5")
     assert read.running_config == config
     assert (read.passwd, read.purge_timer_installed) == ("", False)
+    assert read.running_units == frozenset()
+    assert parse_host(f"enabled:zookeeper.service enabled\n{out}\nactive:zookeeper.service "
+                      "active").running_units == {"zookeeper.service"}
 
 
 def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
@@ -153,8 +160,16 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
                 "zookeeper_conf_dir": str(tmp_path / "conf"),
                 "zookeeper_user": user, "zookeeper_group": group}
     argv = host_read(cluster(), "kf-zk2", settings)
-    fresh = parse_host(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    ran = subprocess.run(argv, capture_output=True, text=True, check=True)
+    fresh = parse_host(ran.stdout)
     assert (fresh.myid, fresh.running_config) == (None, None)
+    # Each unit's two lines, whatever this machine's systemd (or none) answers.
+    assert {"enabled:zookeeper.service", "active:zookeeper.service",
+            "enabled:zookeeper-purge.timer",
+            "active:zookeeper-purge.timer"} <= set(hostread.answers(ran.stdout))
+    stubbed = systemctl_stub(tmp_path / "bin", {"zookeeper.service": ("enabled", "active")})
+    assert parse_host(subprocess.run(argv, capture_output=True, text=True, check=True,
+                                     env=stubbed).stdout).running_units == {"zookeeper.service"}
     assert fresh.passwd.startswith(f"{user}:") and fresh.group.startswith(f"{group}:")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "myid").write_text("2\n")
@@ -171,3 +186,29 @@ def test_an_absent_file_and_an_empty_one_differ() -> None:
     assert hostread.decoded(None) is None
     assert hostread.decoded("") == ""
     assert hostread.decoded("not base64!") is None
+
+
+def _units(zookeeper: tuple[str, str], timer: tuple[str, str] = ("enabled", "active")) -> str:
+    return (f"enabled:zookeeper.service {zookeeper[0]}\nactive:zookeeper.service {zookeeper[1]}\n"
+            f"enabled:zookeeper-purge.timer {timer[0]}\nactive:zookeeper-purge.timer {timer[1]}\n")
+
+
+@pytest.mark.parametrize(("enabled", "active", "start"), STARTS)
+def test_zookeeper_is_started_unless_it_is_enabled_and_active(enabled: str, active: str,
+                                                              start: bool) -> None:
+    read = parse_host(_units((enabled, active)))
+    assert read.running_units == ({"zookeeper-purge.timer"} if start
+                                  else {"zookeeper.service", "zookeeper-purge.timer"})
+    p = plan(ZookeeperHost(**{**CONVERGED.__dict__, "running_units": read.running_units}))
+    assert (p.start_service, p.start_purge_timer) == (start, False)
+
+
+@pytest.mark.parametrize(("enabled", "active", "start"), STARTS)
+def test_the_purge_timer_is_started_unless_it_is_enabled_and_active(enabled: str, active: str,
+                                                                    start: bool) -> None:
+    running = parse_host(_units(("enabled", "active"), (enabled, active))).running_units
+    read = ZookeeperHost(**{**CONVERGED.__dict__, "running_units": running})
+    p = plan(read)
+    assert (p.start_service, p.start_purge_timer) == (False, start)
+    # autopurge: the timer is stopped if it is there, never started
+    assert not plan(read, zookeeper_purge_method="autopurge").start_purge_timer

@@ -30,7 +30,9 @@ from ..topics import parse_describe
 from ..topics import plan as topics_plan
 from . import artifact, tls
 from .base import (
+    Planned,
     Roll,
+    Unchanged,
     cluster,
     create_account,
     install_packages,
@@ -247,8 +249,11 @@ def _kafka_node(group: str) -> None:
     _format_storage(p, [helper, *restart_ops])
     # A controller's unit fails a start whose registration with the quorum Kafka dropped, so
     # that a new process registers (KR-11): one more start.
-    started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
-                              enabled=True, _retries=1, _retry_delay=p.roll.delay_s)
+    # Asked only when the host read found it not both enabled and active, as the role does.
+    started: Planned = Unchanged()
+    if p.start_service:
+        started = systemd.service(name="Enable and start Kafka", service="kafka", running=True,
+                                  enabled=True, _retries=1, _retry_delay=p.roll.delay_s)
     # A combined node (KR-04) is one of the brokers' play's members, not the controllers'.
     members = [h for h in play_hosts(group)
                if group == KAFKA_BROKER or KAFKA_BROKER not in h.groups]

@@ -110,9 +110,10 @@ def _run(p: MonitoringPlan, written: dict[str, Planned]) -> list[Any]:
     than its files (OP-03); returns the start operations."""
     if will_change(*(written[dest] for dest in p.reload_files)):
         systemd.daemon_reload(name="Reload systemd for the monitoring units")
-    started = [systemd.service(name=f"Enable and start {unit['name']}", service=unit["name"],
-                               running=True, enabled=True) for unit in p.units]
-    for timer in p.timers:
+    # Only those the host read found not both enabled and active, as the role does.
+    started = [systemd.service(name=f"Enable and start {name}", service=name, running=True,
+                               enabled=True) for name in p.units_to_start]
+    for timer in p.timers_to_start:
         systemd.service(name=f"Enable and start {timer} [MO-08]", service=timer, running=True,
                         enabled=True)
     restart_ops = [written[f.dest] for f in p.files if f.restarts]

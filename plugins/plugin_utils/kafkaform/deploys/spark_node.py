@@ -179,9 +179,10 @@ def spark_node() -> None:
     restart_ops, units, tls_changes = _configure(p)
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for the Spark units")
-    started = [systemd.service(name=f"Enable and start {daemon['name']}",
-                               service=daemon["name"], running=True, enabled=True)
-               for daemon in node["daemons"]]
+    # Only the daemons the host read found not both enabled and active, as the role does.
+    started = [systemd.service(name=f"Enable and start {name}", service=name, running=True,
+                               enabled=True)
+               for name in p.start_daemons]
     stale_now = {daemon["name"]: host.get_fact(ServiceStale, service=daemon["name"], paths=tuple(
         daemon["restart_files"]))["stale"] for daemon in node["daemons"]}
     if tls_changes or will_change(*restart_ops):

@@ -32,6 +32,7 @@ from ..plans.spark_pipeline import (
 from . import tls
 from .base import (
     Planned,
+    Unchanged,
     changing,
     cluster,
     install_planned,
@@ -148,8 +149,11 @@ def spark_pipeline() -> None:
                     data_dir=job["data_dir"])
     if will_change(unit):
         systemd.daemon_reload(name="Reload systemd for the pipeline unit")
-    service = systemd.service(name="Run (or stop) the pipeline service", service=job["unit"],
-                              running=p.start, enabled=p.start)
+    # Asked only when the host read found the unit not so already, as the role does.
+    service: Planned = Unchanged()
+    if p.set_service:
+        service = systemd.service(name="Run (or stop) the pipeline service", service=job["unit"],
+                                  running=p.start, enabled=p.start)
     if p.start and might_restart:
         python.call(name="Restart the job when it runs an older configuration [OP-03]",
                     function=restart_if_stale, service=job["unit"],

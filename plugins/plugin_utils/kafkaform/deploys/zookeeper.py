@@ -20,7 +20,9 @@ from ..model import ZOOKEEPER
 from ..plans.zookeeper import ROLE, ZookeeperPlan, host_read, parse_host, zookeeper_plan
 from . import artifact, tls
 from .base import (
+    Planned,
     Roll,
+    Unchanged,
     cluster,
     create_account,
     install_packages,
@@ -118,8 +120,11 @@ def zookeeper() -> None:
     restart_files, units, tls_changes = _configure(p)
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for ZooKeeper units")
-    started = systemd.service(name="Enable and start ZooKeeper", service="zookeeper",
-                              running=True, enabled=True)
+    # Asked only when the host read found it not both enabled and active, as the role does.
+    started: Planned = Unchanged()
+    if p.start_service:
+        started = systemd.service(name="Enable and start ZooKeeper", service="zookeeper",
+                                  running=True, enabled=True)
     if p.start_purge_timer:
         systemd.service(name="Enable and start the purge timer", service="zookeeper-purge.timer",
                         running=True, enabled=True)

@@ -36,6 +36,8 @@ ADMIN_CLIENT_WHEEL = f"{ADMIN_LIB}/{CATALOG.admin_client.file_name}"
 ACCOUNT_HOME = "/var/lib/kafka"
 #: Marks that Kafka's ZkSecurityMigrator ran at the tls_replication step of securing in place.
 ZNODES_SECURED_MARKER = "/var/lib/kafkaform/kafka-znodes-secured"
+#: The unit the role enables and starts (roles/kafka_broker/tasks/service.yml).
+SERVICE_UNIT = "kafka.service"
 #: What the admin helper's `elect` prints when it moved a leader: the roll's change after it.
 ELECTED_PATTERN = r'"elected": \["'
 
@@ -69,6 +71,8 @@ class KafkaBrokerHost:
     znodes_secured: bool = False
     #: cluster.id in the meta.properties of the node's first log directory ("" without one).
     cluster_id: str = ""
+    #: Whether the node's unit (SERVICE_UNIT) is enabled and active now.
+    service_running: bool = False
 
 
 def _first_log_dir(cluster: Mapping[str, Any], host: str) -> str:
@@ -97,6 +101,7 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
+        *hostread.unit_states([SERVICE_UNIT]),
     ])
 
 
@@ -116,6 +121,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         running_config=hostread.decoded(found.get("server.properties")),
         znodes_secured=found.get("znodes_secured") == "yes",
         cluster_id=found.get("cluster_id", ""),
+        service_running=SERVICE_UNIT in hostread.running_units(found),
     )
 
 
@@ -307,6 +313,9 @@ class KafkaBrokerPlan(WritesFiles):
     #: (MO-02, MO-03, MO-04), asked up to ``verify_retries`` times.
     verify_argv: list[str]
     verify_retries: int
+    #: Kafka is enabled and started unless the host read found it both already: a node whose
+    #: files change in this run is restarted by the roll, not by the start (OP-02, OP-03).
+    start_service: bool
 
     def as_vars(self) -> dict[str, Any]:
         found = super().as_vars()
@@ -396,6 +405,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         roll=roll,
         verify_argv=[*admin, *kb["verify_args"]],
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
+        start_service=not read.service_running,
     )
 
 

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.monitoring import monitoring_context, tls_files
+from ..contexts.monitoring import (
+    ALERTMANAGER,
+    NODE_EXPORTER,
+    PROCESS_METRICS,
+    PROMETHEUS,
+    monitoring_context,
+    tls_files,
+)
 from ..defaults import setting
 from . import hostread
 from .files import PlannedFile, WritesFiles, template
@@ -24,6 +31,10 @@ GROUP = "prometheus"
 #: Prometheus's readiness is asked every READY_DELAY_S, READY_RETRIES times, after a run.
 READY_RETRIES = 30
 READY_DELAY_S = 2
+#: Every unit the role may enable and start (kafkaform.contexts.monitoring): the host read asks
+#: each one's state without knowing which of them this host runs; the plan starts those it runs.
+STARTED_UNITS = (f"{NODE_EXPORTER}.service", f"{PROMETHEUS}.service",
+                 f"{ALERTMANAGER}.service", f"{PROCESS_METRICS}.timer")
 
 
 def _packages(settings: Mapping[str, Any], *names: str) -> list[str]:
@@ -43,17 +54,21 @@ class MonitoringHost:
     installed: frozenset[str] = frozenset()
     #: The monitoring services' web configuration is there: this role set them up (SE-15).
     web_config: bool = False
+    #: Those of STARTED_UNITS that are enabled and active now.
+    running_units: frozenset[str] = frozenset()
 
 
 def host_read(settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads a host (its answers: :func:`parse_host`): which of the
-    monitoring packages are installed, and whether the web configuration exists."""
+    monitoring packages are installed, whether the web configuration exists, and which of the
+    monitoring units are enabled and active."""
     return hostread.command([
         *(hostread.ask(f"package:{package}",
                        f"dpkg-query --show --showformat='${{db:Status-Abbrev}}' "
                        f"{shlex.quote(package)} 2>/dev/null")
           for package in _all_packages(settings)),
         hostread.ask("web_config", "echo yes", present=tls_files()["web_config"]),
+        *hostread.unit_states(STARTED_UNITS),
     ])
 
 
@@ -64,6 +79,7 @@ def parse_host(stdout: str) -> MonitoringHost:
         installed=frozenset(label.removeprefix("package:") for label, answer in found.items()
                             if label.startswith("package:") and answer.startswith("ii")),
         web_config=found.get("web_config") == "yes",
+        running_units=hostread.running_units(found),
     )
 
 
@@ -105,6 +121,11 @@ class MonitoringPlan(WritesFiles):
     #: The monitoring services of the host, each with the files it reads at start (OP-03).
     units: list[dict[str, Any]]
     timers: list[str]
+    #: The names of those units and timers to enable and start: the ones the host read did not
+    #: find both enabled and active. A service whose files change in this run is restarted after
+    #: the start, not by it (OP-03).
+    units_to_start: list[str]
+    timers_to_start: list[str]
     #: After the run, wait until Prometheus answers ``ready_url``.
     wait_ready: bool
     ready_url: str
@@ -197,6 +218,7 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
     exporter, prometheus = bool(m["is_cluster_host"]), bool(m["is_monitoring_host"])
     units = list(m["units"])
     restart = _restart_files(units)
+    timers = [f"{m['process_metrics']['name']}.timer"] if exporter else []
     exporter_packages = _packages(settings, "node_exporter")
     prometheus_packages = _packages(settings, "prometheus", "alertmanager")
     node_exporter_files = _node_exporter_files(m, restart) if exporter else []
@@ -230,7 +252,10 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         secret_files=[],
         reload_files=[f.dest for f in (*node_exporter_files, *dropin_files)],
         units=[{"name": u["name"], "restart_files": list(u["restart_files"])} for u in units],
-        timers=[f"{m['process_metrics']['name']}.timer"] if exporter else [],
+        timers=timers,
+        units_to_start=[u["name"] for u in units
+                        if f"{u['name']}.service" not in read.running_units],
+        timers_to_start=[t for t in timers if t not in read.running_units],
         wait_ready=prometheus,
         ready_url=f"{m['prometheus_url']}/-/ready",
         ready_retries=READY_RETRIES,

@@ -23,6 +23,9 @@ ROLE = "spark_node"
 JAR_STATE = "root:root:644"
 #: Seconds between two looks at the master while a restarted daemon comes back (SP-09, SP-10).
 PROBE_DELAY_S = 3
+#: Every daemon a node may run (kafkaform.contexts.spark_node): the host read asks each unit's
+#: state without knowing which of them this node runs; the plan starts those it runs.
+DAEMON_NAMES = ("spark-master", "spark-history", "spark-worker")
 
 
 def _setting(settings: Mapping[str, Any], name: str) -> Any:
@@ -54,6 +57,8 @@ class SparkNodeHost:
     group: str = ""
     #: Each connector jar's owner:group:mode, by path ("" when absent).
     jars: Mapping[str, str] = field(default_factory=dict)
+    #: The daemons' units (DAEMON_NAMES) that are enabled and active now.
+    running_units: frozenset[str] = frozenset()
 
 
 def host_read(settings: Mapping[str, Any]) -> list[str]:
@@ -73,6 +78,7 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
         hostread.ask("group", f"getent group {q(str(_setting(settings, 'group')))}"),
         *(hostread.ask(f"jar:{path}", f"stat -c '%U:%G:%a' {q(path)} 2>/dev/null")
           for _url, path in _jars(settings)),
+        *hostread.unit_states(f"{name}.service" for name in DAEMON_NAMES),
     ])
 
 
@@ -90,6 +96,7 @@ def parse_host(stdout: str) -> SparkNodeHost:
         group=found.get("group", ""),
         jars={label.removeprefix("jar:"): answer for label, answer in found.items()
               if label.startswith("jar:")},
+        running_units=hostread.running_units(found),
     )
 
 
@@ -134,6 +141,10 @@ class SparkNodePlan(WritesFiles):
     #: The argument each worker is named by in workers_alive_argv: a worker about to restart
     #: need not be registered before its own restart (its configuration may keep it out).
     gate_skips: dict[str, str]
+    #: The names of the node's daemons to enable and start: those the host read did not find
+    #: both enabled and active. A daemon whose files change in this run is restarted by the
+    #: restarts after the start, not by it (OP-03, SP-09).
+    start_daemons: list[str]
 
 
 def _script(name: str) -> str:
@@ -203,4 +214,6 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         probe_retries=math.ceil(timeout_s / PROBE_DELAY_S),
         timeout_s=timeout_s,
         gate_skips=dict(node["worker_address_by_host"]),
+        start_daemons=[daemon["name"] for daemon in node["daemons"]
+                       if f"{daemon['name']}.service" not in read.running_units],
     )

@@ -40,6 +40,10 @@ class SparkPipelineHost:
     #: The job runs an older configuration than its files already (OP-03: a run stopped
     #: between writing a file and the restart leaves it so), or the host could not tell.
     stale: bool = False
+    #: The job's unit is enabled and active now; disabled and inactive now (neither, for a unit
+    #: that does not exist or where systemd could not tell).
+    enabled_and_active: bool = False
+    disabled_and_inactive: bool = False
 
 
 def host_read(settings: Mapping[str, Any]) -> list[str]:
@@ -50,6 +54,7 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
     return hostread.command([
         hostread.ask("state", f"systemctl show --property SubState --value {unit} 2>/dev/null"),
         hostread.ask("stale", f"{stale} 2>/dev/null"),
+        *hostread.unit_states([unit]),
     ])
 
 
@@ -65,8 +70,11 @@ def _stale(answer: str | None) -> bool:
 def parse_host(stdout: str) -> SparkPipelineHost:
     """:func:`host_read`'s answers."""
     found = hostread.answers(stdout)
+    unit = f"{UNIT}.service"
     return SparkPipelineHost(running=found.get("state", "") in RUNNING_STATES,
-                             stale=_stale(found.get("stale")))
+                             stale=_stale(found.get("stale")),
+                             enabled_and_active=unit in hostread.running_units(found),
+                             disabled_and_inactive=unit in hostread.stopped_units(found))
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,10 @@ class SparkPipelinePlan(WritesFiles):
     #: spark_pipeline_state, and whether the job runs (enabled, started, waited for).
     state: str
     start: bool
+    #: Whether to enable and start the unit (``start``), or disable and stop it: not when the
+    #: host read found it so already. A job whose files change in this run is restarted after
+    #: this, not by it (OP-03).
+    set_service: bool
     #: The host read's answers, which the deploy weighs with what its own run changes: a job
     #: that runs with nothing changed needs no shared-directory check, a stale one a restart.
     running: bool
@@ -199,6 +211,8 @@ def spark_pipeline_plan(cluster: Mapping[str, Any], host: str, settings: Mapping
         context=job,
         state=state,
         start=state == "started",
+        set_service=not (read.enabled_and_active if state == "started"
+                         else read.disabled_and_inactive),
         running=read.running,
         stale=read.stale,
         directories=_directories(job),

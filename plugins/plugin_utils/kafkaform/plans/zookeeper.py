@@ -23,6 +23,9 @@ ROLE = "zookeeper"
 #: Where the role installs its four-letter-word and quorum probe (roles/zookeeper/files).
 FOUR_LETTER_WORD_SCRIPT = "/usr/local/sbin/zookeeper-4lw"
 PURGE_UNITS = ("zookeeper-purge.service", "zookeeper-purge.timer")
+#: The units the role enables and starts (roles/zookeeper/tasks/service.yml).
+SERVICE_UNIT = "zookeeper.service"
+STARTED_UNITS = (SERVICE_UNIT, PURGE_UNITS[1])
 #: The agent jar as the download leaves it: then it is neither fetched nor hashed again.
 AGENT_JAR_STATE = "root:root:644"
 #: `srvr` prints this line on the member that leads: it restarts last (ZK-15).
@@ -44,6 +47,8 @@ class ZookeeperHost:
     purge_timer_installed: bool = False
     #: The zoo.cfg the member runs with today, None on a new member.
     running_config: str | None = None
+    #: Those of STARTED_UNITS that are enabled and active now (hostread.running_units).
+    running_units: frozenset[str] = frozenset()
 
 
 def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
@@ -63,6 +68,7 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("ip_addresses", "hostname --all-ip-addresses"),
         hostread.ask("purge_timer", "echo yes", present=f"{SYSTEMD_UNIT_DIR}/{PURGE_UNITS[1]}"),
         hostread.file_lines("zoo.cfg", f"{zk['conf_dir']}/zoo.cfg"),
+        *hostread.unit_states(STARTED_UNITS),
     ])
 
 
@@ -79,6 +85,7 @@ def parse_host(stdout: str) -> ZookeeperHost:
         ip_addresses=tuple(found.get("ip_addresses", "").split()),
         purge_timer_installed=found.get("purge_timer") == "yes",
         running_config=hostread.decoded(found.get("zoo.cfg")),
+        running_units=hostread.running_units(found),
     )
 
 
@@ -119,7 +126,11 @@ class ZookeeperPlan(WritesFiles):
     #: The secrets the secret files read: the templates' name for each, to the cluster secret.
     secrets: dict[str, str]
     certificate_names: list[str]
-    #: The purge timer runs (zookeeper_purge_method timer), or is stopped if it is there.
+    #: ZooKeeper is enabled and started unless it is both already: a member whose files change
+    #: in this run is restarted by the roll, not by the start (OP-03, ZK-15).
+    start_service: bool
+    #: The purge timer runs (zookeeper_purge_method timer: enabled and started unless it is both
+    #: already), or is stopped if it is there.
     start_purge_timer: bool
     stop_purge_timer: bool
     remove_units: list[str]
@@ -248,7 +259,8 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
         secrets={"kafka": "zookeeper-kafka", "quorum": "zookeeper-quorum",
                  "keystore": "keystore"},
         certificate_names=[*zk["tls"]["names"], *read.ip_addresses],
-        start_purge_timer=purge,
+        start_service=SERVICE_UNIT not in read.running_units,
+        start_purge_timer=purge and PURGE_UNITS[1] not in read.running_units,
         stop_purge_timer=not purge and read.purge_timer_installed,
         remove_units=[] if purge else [f"{SYSTEMD_UNIT_DIR}/{u}" for u in PURGE_UNITS],
         restart_files=list(zk["restart_files"]),
