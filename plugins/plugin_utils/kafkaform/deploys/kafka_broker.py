@@ -67,7 +67,12 @@ def plan(of: Host | None = None) -> KafkaBrokerPlan:
     """``kafka_broker_plan`` of roles/kafka_broker/tasks/read.yml: the plan of the node ``of``
     (the current host by default), from its host read."""
     target = host if of is None else of
-    given, model = inputs(target), cluster()
+    return _planned(target, inputs(target))
+
+
+def _planned(target: Host, given: dict[str, Any]) -> KafkaBrokerPlan:
+    """The plan of ``target`` from its inputs ``given``, already assembled."""
+    model = cluster()
     read = target.get_fact(CommandOutput, argv=tuple(host_read(model, target.name, given)))
     return kafka_broker_plan(model, target.name, given, parse_host(read))
 
@@ -228,9 +233,9 @@ def _roll(p: KafkaBrokerPlan, members: list[Host], might_restart: bool) -> None:
 
 def _kafka_node(group: str) -> None:
     """One Kafka node of ``group``: a broker, or in KRaft mode a controller."""
-    p = plan()
-    s = {**inputs(), "kafka_broker_java_home": p.install.java_home,
-         "kafka_broker_cores": p.install.cores}
+    # The role's inputs, assembled once: the plan's, the release's and the declared entries'.
+    s = inputs()
+    p = _planned(host, s)
     model = cluster()
     kb = p.context
     if str(model.get("kraft_migration") or "") not in ("", "finalized"):
