@@ -5,6 +5,7 @@ it."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 from typing import Any
 
@@ -16,6 +17,32 @@ from ansible.template import trust_as_template
 SOURCES = ("src", "content", "template")
 #: As ansible.builtin.template renders, so both give the same bytes.
 TEMPLATE_OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
+
+
+def _octal(value: Any) -> str:
+    """A mode as ``stat -c %a`` prints it: an int YAML made of 0640, or an octal string."""
+    return format(value if isinstance(value, int) else int(str(value), 8), "o")
+
+
+def _in_place(args: dict[str, Any], sent: list[dict[str, Any]], state: dict[str, str]) -> bool:
+    """Whether the host state a role's host read found (kafkaform.plans.hostread.path_states)
+    shows every directory and every file as the module would leave it: then the module would
+    change nothing, and is not called. A path the read did not see is not in place."""
+    def owned(item: dict[str, Any]) -> str:
+        return f"{item.get('owner') or args.get('owner') or 'root'} " \
+               f"{item.get('group') or args.get('group') or 'root'}"
+
+    for item in args.get("directories") or []:
+        path = os.path.normpath(str(item["path"]))
+        if state.get(path) != f"{_octal(item['mode'])} {owned(item)} directory":
+            return False
+    for item in sent:
+        digest = hashlib.sha1(base64.b64decode(item["content_base64"]),
+                              usedforsecurity=False).hexdigest()
+        mode = _octal(item.get("mode") or args.get("mode") or "0644")
+        if state.get(str(item["dest"])) != f"{mode} {owned(item)} {digest}":
+            return False
+    return True
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
@@ -67,6 +94,15 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # untyped base
         sent = [{**{k: v for k, v in item.items() if k not in (*SOURCES, "vars")},
                  "content_base64": base64.b64encode(self._bytes(item, task_vars)).decode("ascii")}
                 for item in files]
+        state = args.pop("host_state", None)
+        if state is not None and not isinstance(state, dict):
+            raise AnsibleActionFail("host_state must be a mapping of path to state")
+        if state and _in_place(args, sent, state):
+            result.update(changed=False, files=[{"dest": item["dest"], "changes": []}
+                                                for item in sent],
+                          directories=[{"path": str(item["path"]), "changes": []}
+                                       for item in args.get("directories") or []])
+            return result
         result.update(self._execute_module(
             module_name="kafkaform.platform.install_files",
             module_args={**args, "files": sent}, task_vars=task_vars))

@@ -94,6 +94,17 @@ options:
             M(ansible.builtin.template). The file is left as it was when the command fails.
           - Not run in check mode, as M(ansible.builtin.template) does not.
         type: str
+  host_state:
+    description:
+      - What a read of the host earlier in the run found at these paths, path to
+        C(MODE OWNER GROUP SHA1) for a file and C(MODE OWNER GROUP directory) for a directory
+        (MODE in octal as C(stat -c %a) prints it), as a role's host read reports them
+        (kafkaform.plans.hostread.path_states).
+      - When every directory and every file, its content's sha1 included, already matches, the
+        action plugin reports no change without calling the host; otherwise, or when a path is
+        missing from it, the module compares and writes as always.
+      - Only for files no other task changes between that read and this task.
+    type: dict
   owner:
     description: Owner of every file that names none.
     type: str
@@ -178,6 +189,8 @@ ARGUMENT_SPEC = {
     "owner": {"type": "str", "default": "root"},
     "group": {"type": "str", "default": "root"},
     "mode": {"type": "raw", "default": "0644"},
+    # Read by the action plugin, which never sends it here.
+    "host_state": {"type": "dict"},
 }
 
 

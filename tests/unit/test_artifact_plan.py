@@ -136,3 +136,61 @@ def test_both_engines_decide_alike_from_the_same_host(tmp_path: Path,
                for state in STATES}
     assert by_role == by_deploy
     assert [by_role[state]["install"] for state in STATES] == [True, False, True, True]
+
+
+def _zookeeper(settings: dict[str, Any], stdout: str | None) -> Any:
+    from kafkaform.plans import zookeeper
+    from tests.unit.test_zookeeper_context import cluster
+    if stdout is None:
+        return zookeeper.host_read(cluster(), "kf-zk2", settings)
+    return zookeeper.zookeeper_plan(cluster(), "kf-zk2", settings, zookeeper.parse_host(stdout))
+
+
+def _kafka_broker(settings: dict[str, Any], stdout: str | None) -> Any:
+    from kafkaform.plans import kafka_broker
+    from tests.unit.test_kafka_broker_plan import zk_cluster
+    if stdout is None:
+        return kafka_broker.host_read(zk_cluster(), "k1", settings)
+    return kafka_broker.install_plan(settings, kafka_broker.parse_host(stdout))
+
+
+def _spark_node(settings: dict[str, Any], stdout: str | None) -> Any:
+    from kafkaform.plans import spark_node
+    from tests.unit.test_spark import cluster
+    if stdout is None:
+        return spark_node.host_read(cluster(), "sw1", settings)
+    return spark_node.spark_node_plan(cluster(), "sw1", settings, spark_node.parse_host(stdout))
+
+
+@pytest.mark.parametrize(("role", "read_or_plan"), [
+    ("zookeeper", _zookeeper), ("kafka_broker", _kafka_broker), ("spark_node", _spark_node)])
+def test_a_role_includes_the_artifact_role_exactly_when_it_would_install(
+        role: str, read_or_plan: Any, tmp_path: Path) -> None:
+    """Each including role asks for its release's marker in its own host read (run here, on
+    each state a host can be in) and includes the artifact role only where the artifact role's
+    own read and plan would install: a run with nothing to change skips the include."""
+    needed = {}
+    for state in STATES:
+        root = tmp_path / state.replace(" ", "-")
+        settings = {f"{role}_install_dir": str(root / "kafka")}
+        release = read_or_plan(settings, "").release
+        assert release["artifact_link"] == str(root / "kafka")
+        assert release["artifact_install_root"] == str(root)
+        versioned = root / f"kafka-{release['artifact_version']}"
+        if state != "fresh":
+            versioned.mkdir(parents=True)
+            written = release_marker(release["artifact_name"], release["artifact_version"],
+                                     release["artifact_url"], "ab" * 64)
+            if state == "other release behind the link":
+                written = [line.replace(release["artifact_version"], "0.0.1") for line in written]
+            (versioned / MARKER).write_text("".join(f"{line}\n" for line in written))
+            if state != "unlinked":
+                (root / "kafka").symlink_to(versioned)
+        ran = subprocess.run(read_or_plan(settings, None), capture_output=True, text=True,
+                             check=True)
+        needed[state] = read_or_plan(settings, ran.stdout).install_release
+        given = {**release, "artifact_cache_dir": str(root / "cache")}
+        own = subprocess.run(host_read(given), capture_output=True, text=True, check=True)
+        assert artifact_plan(given, parse_host(own.stdout)).install is needed[state], state
+    assert needed == {"fresh": True, "in place": False, "other release behind the link": True,
+                      "unlinked": True}

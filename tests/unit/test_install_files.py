@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from kafkaform.plans import hostread
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -255,3 +257,48 @@ def test_a_template_renders_as_the_template_module_renders_it(tmp_path: Path) ->
         "vars": {"name": "broker"}})
     assert (target / "by-install").read_bytes() == (target / "by-template").read_bytes()
     assert b"id.1=7\n" in (target / "by-install").read_bytes()
+
+
+def _host_state(*paths: Path) -> dict[str, str]:
+    """What a role's host read finds of ``paths`` on this machine (hostread.path_states)."""
+    ran = subprocess.run(hostread.command(hostread.path_states(str(p) for p in paths)),
+                         capture_output=True, text=True, check=True)
+    return hostread.found_paths(hostread.answers(ran.stdout))
+
+
+def test_a_host_state_that_matches_skips_the_call_and_one_that_differs_does_not(
+        tmp_path: Path) -> None:
+    """Handed what the host read found, the action compares on the control node: where every
+    file and directory matches, it reports no change and asks the host nothing (a file edited
+    after that read stays as it is, so no call was made); where anything differs or is
+    missing from the read, the module compares and writes as always."""
+    template = tmp_path / "zoo.cfg.j2"
+    template.write_text("tickTime={{ tick }}\n")
+    target = tmp_path / "host"
+    conf, script = target / "zoo.cfg", target / "probe"
+    files = [{"template": str(template), "dest": str(conf), "vars": {"tick": 2000}},
+             {"content": "#!/bin/sh\n", "dest": str(script), "mode": "0755"}]
+    task = {"owner": OWNER, "group": GROUP, "mode": "0640",
+            "directories": [{"path": str(target), "mode": "0750"}], "files": files}
+
+    def run(state: dict[str, str] | None) -> dict[str, Any]:
+        given = task if state is None else {**task, "host_state": state}
+        return run_task(tmp_path, {"kafkaform.platform.install_files": given})
+
+    assert run(None)["changed"]
+    state = _host_state(target, conf, script)
+    assert state[str(script)].startswith(f"755 {OWNER} {GROUP} ")
+    assert state[str(target)] == f"750 {OWNER} {GROUP} directory"
+    assert not run(state)["changed"]
+    conf.write_text("tickTime=1\n")  # after the read: the skip does not see it
+    assert not run(state)["changed"] and conf.read_text() == "tickTime=1\n"
+    assert run(_host_state(target, conf, script))["changed"]  # read again: restored
+    assert conf.read_text() == "tickTime=2000\n"
+    script.chmod(0o700)
+    assert run(_host_state(target, conf, script))["changed"] and mode_of(script) == 0o755
+    conf.write_text("tickTime=1\n")
+    assert run(_host_state(target, script))["changed"]  # the read missed a file: asked
+    assert conf.read_text() == "tickTime=2000\n"
+    target.chmod(0o755)
+    assert run(_host_state(target, conf, script))["changed"] and mode_of(target) == 0o750
+    assert not run(_host_state(target, conf, script))["changed"]

@@ -78,7 +78,8 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
     settings = {"kafka_broker_conf_dir": str(tmp_path / "conf"), "kafka_broker_user": user,
                 "kafka_broker_group": group}
     data = tmp_path / "data"
-    model = {"brokers_by_host": {"k1": {"log_dirs": [str(data)]}}}
+    model = zk_cluster()
+    model["brokers_by_host"]["k1"]["log_dirs"] = [str(data)]
 
     def read() -> KafkaBrokerHost:
         return parse_host(subprocess.run(host_read(model, "k1", settings), capture_output=True,

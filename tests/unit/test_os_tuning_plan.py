@@ -86,10 +86,16 @@ def test_the_host_read_asks_only_what_the_enabled_parts_decide_from() -> None:
              "entry:/var/lib/kafka/data0", "path:/var/lib/zookeeper/txnlog",
              "entry:/var/lib/zookeeper/txnlog", "user:kafka", "user:zookeeper", "fstab"]
     kernel = [*(f"sysctl:{key}" for key in keys), "container", "netns"]
-    assert labels(host_read(given)) == [*kernel, *disks]
-    assert labels(host_read({**given, "os_tuning_sysctl_enabled": False})) == disks
-    assert labels(host_read({**given, "os_tuning_disks_enabled": "no"})) == kernel
-    assert host_read({**given, "os_tuning_sysctl_enabled": False,
+    # The state of each file the enabled parts write, for install_files' host_state.
+    sysctl_file, limits_file = ("state:/etc/sysctl.d/60-kafkaform.conf",
+                                "state:/etc/security/limits.d/60-kafkaform.conf")
+    assert labels(host_read(given)) == [*kernel, *disks, sysctl_file, limits_file]
+    assert labels(host_read({**given, "os_tuning_sysctl_enabled": False})) == [*disks,
+                                                                              limits_file]
+    assert labels(host_read({**given, "os_tuning_disks_enabled": "no"})) == [*kernel,
+                                                                            sysctl_file,
+                                                                            limits_file]
+    assert host_read({**given, "os_tuning_sysctl_enabled": False, "os_tuning_limits_enabled": 0,
                       "os_tuning_disks_enabled": False}) == ["sh", "-c", ""]
 
 

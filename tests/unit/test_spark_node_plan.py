@@ -106,15 +106,15 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path) -> None:
     settings = {**SETTINGS, "spark_node_user": user, "spark_node_group": group,
                 "spark_node_install_dir": str(tmp_path / "install"),
                 "spark_node_python_env": str(Path(sys.executable).parent.parent)}
-    found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                      check=True).stdout)
+    argv = host_read(cluster(), "sw1", settings)
+    found = parse_host(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
     assert found.python_env and found.cores >= 1 and found.memory_mb > 0
     assert found.passwd.startswith(f"{user}:") and found.jars == {str(jar): ""}
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"jar")
     jar.chmod(0o644)
-    found = parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                      check=True).stdout)
+    argv = host_read(cluster(), "sw1", settings)
+    found = parse_host(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
     assert found.jars[str(jar)] == f"{user}:{group}:644"
 
 
@@ -162,7 +162,8 @@ def test_the_parser_reads_each_daemons_unit(enabled: str, active: str, start: bo
 def test_the_host_read_asks_every_daemon_a_node_may_run() -> None:
     """The read does not know which daemons the node runs: it asks each one's unit."""
     for name in DAEMON_NAMES:
-        assert any(f"enabled:{name}.service" in part for part in host_read(SETTINGS))
+        assert any(f"enabled:{name}.service" in part
+                   for part in host_read(cluster(), "sw1", SETTINGS))
     run = {d["name"] for host, history in (("sm", True), ("sm", False), ("sw1", False))
            for d in plan(host=host, spark_node_history_server_enabled=history).context["daemons"]}
     assert run == set(DAEMON_NAMES)

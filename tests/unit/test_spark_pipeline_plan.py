@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -195,10 +196,19 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path, started: s
     code_dir.mkdir()
     (code_dir / "job.py").write_text("")
     env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
-    ran = subprocess.run(host_read({"spark_pipeline_code_dir": str(code_dir)}),
-                         capture_output=True, text=True, check=True, env=env)
-    assert parse_host(ran.stdout) == SparkPipelineHost(running=True, stale=stale,
-                                                       enabled_and_active=True)
+    settings = {"spark_pipeline_code_dir": str(code_dir)}
+    ran = subprocess.run(host_read(cluster(), "sm", settings), capture_output=True, text=True,
+                         check=True, env=env)
+    read = parse_host(ran.stdout)
+    # The state of each planned path that exists: here the job's package directory alone.
+    (code_dir / "kafkaform").mkdir(exist_ok=True)
+    with_package = parse_host(subprocess.run(host_read(cluster(), "sm", settings),
+                                             capture_output=True, text=True, check=True,
+                                             env=env).stdout)
+    assert list(with_package.paths) == [str(code_dir / "kafkaform")]
+    assert with_package.paths[str(code_dir / "kafkaform")].endswith(" directory")
+    assert replace(read, paths={}) == SparkPipelineHost(running=True, stale=stale,
+                                                        enabled_and_active=True)
     answer = json.loads(hostread.answers(ran.stdout)["stale"])  # service_stale's own, not a guess
     assert answer["stale"] is stale and answer["newer"] == ([str(code_dir)] if stale else [])
 

@@ -53,15 +53,13 @@ def plan(given: Mapping[str, Any]) -> ArtifactPlan:
     return artifact_plan(settings, read)
 
 
-def install(name: str, version: str, url: str, install_root: str | None = None,
-            link: str | None = None) -> bool:
-    """The artifact role with these inputs (its other inputs from the inventory or its defaults);
-    returns whether the release behind the link changes in this run."""
-    given = {"artifact_name": name, "artifact_version": version, "artifact_url": url}
-    if install_root is not None:
-        given["artifact_install_root"] = install_root
-    if link is not None:
-        given["artifact_link"] = link
+def install(release: Mapping[str, str], needed: bool) -> bool:
+    """The artifact role with ``release``, its inputs by name (a plan's ``release``, its other
+    inputs from the inventory or its defaults), when the including role's host read found it
+    ``needed``; returns whether the release behind the link changes in this run."""
+    if not needed:
+        return False
+    given = dict(release)
     p = plan(given)
     if not p.install:
         return False

@@ -82,7 +82,7 @@ def context(of: Host | None = None) -> dict[str, Any]:
     return plan(of).context
 
 
-def _install(p: KafkaBrokerPlan, s: dict[str, Any]) -> Any:
+def _install(p: KafkaBrokerPlan) -> Any:
     """roles/kafka_broker/tasks/install.yml; returns the admin helper's operation."""
     planned = p.install
     if planned.install_packages:
@@ -99,7 +99,7 @@ def _install(p: KafkaBrokerPlan, s: dict[str, Any]) -> Any:
         ran = run_on(host.name, p.older_release_argv)
         if not ran.ok:
             raise DeployError(f"{host.name}: {ran.said} [KR-10]")
-    artifact.install("kafka", str(s["kafka_broker_version"]), str(s["kafka_broker_archive_url"]))
+    artifact.install(planned.release, planned.install_release)
     return helper[ADMIN_SCRIPT]
 
 
@@ -246,7 +246,7 @@ def _kafka_node(group: str) -> None:
                           "(KR-09)")
     if p.refusal:
         raise DeployError(p.refusal)
-    helper = _install(p, s)
+    helper = _install(p)
     restart_ops, unit = _configure(p)
     secret_ops, tls_changes = _security(p, s)
     if will_change(unit):

@@ -61,7 +61,8 @@ def plan(of: Host | None = None) -> SparkNodePlan:
     """The plan of the node ``of`` (the current host by default), from its host read."""
     target = host if of is None else of
     found = settings(target)
-    read = parse_host(target.get_fact(CommandOutput, argv=tuple(host_read(found))))
+    argv = tuple(host_read(cluster(), target.name, found))
+    read = parse_host(target.get_fact(CommandOutput, argv=argv))
     return spark_node_plan(cluster(), target.name, found, read)
 
 
@@ -98,16 +99,14 @@ def _write_pth(argv: list[str]) -> None:
         raise DeployError(f"{host.name}: cannot write {pth['dest']}: {ran.said}")
 
 
-def _install(p: SparkNodePlan, s: dict[str, Any]) -> None:
+def _install(p: SparkNodePlan) -> None:
     """roles/spark_node/tasks/install.yml."""
     if p.install_packages:
         install_packages("Install Java and Python from the distribution", p.packages,
                          cache_time=3600, no_recommends=True, java=True)
     if p.create_account:
         create_account(p.account, "without a login shell")
-    release_changes = artifact.install("spark", str(s["spark_node_version"]),
-                                       str(s["spark_node_archive_url"]),
-                                       link=str(s["spark_node_install_dir"]))
+    release_changes = artifact.install(p.release, p.install_release)
     make_directories(p.install_directories)
     for url, jar in p.jars_missing:
         artifact.download(url, f"{url}.sha512", jar, 60)  # the role's get_url timeout
@@ -172,10 +171,9 @@ def spark_node() -> None:
     """The spark_node role on spark_master and spark_worker (playbooks/spark_node.yml)."""
     if not any(group in host.groups for group in GROUPS):
         return
-    s = settings()
     p = plan()
     node = p.context
-    _install(p, s)
+    _install(p)
     restart_ops, units, tls_changes = _configure(p)
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for the Spark units")

@@ -68,7 +68,7 @@ def settings() -> dict[str, Any]:
 
 def plan(s: dict[str, Any]) -> SparkPipelinePlan:
     """The driver host's plan, from its host read (the deploy's one question before it plans)."""
-    read = parse_host(host.get_fact(CommandOutput, argv=tuple(host_read(s))))
+    read = parse_host(host.get_fact(CommandOutput, argv=tuple(host_read(cluster(), host.name, s))))
     return spark_pipeline_plan(cluster(), host.name, s, read)
 
 

@@ -7,7 +7,6 @@ restart (followers first, the leader last, every member serving before each).
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
 from pyinfra.api.deploy import deploy
@@ -58,15 +57,14 @@ def context(of: Host | None = None) -> dict[str, Any]:
     return plan(of).context
 
 
-def _install(p: ZookeeperPlan, version: str, archive_url: str) -> None:
+def _install(p: ZookeeperPlan) -> None:
     """roles/zookeeper/tasks/install.yml."""
     if p.install_java:
         install_packages("Install Java from the distribution", [p.java_package],
                          cache_time=3600, no_recommends=True, java=True)
     if p.create_account:
         create_account(p.account, "without login or home")
-    install_dir = p.context["install_dir"]
-    artifact.install(ROLE, version, archive_url, posixpath.dirname(install_dir), install_dir)
+    artifact.install(p.release, p.install_release)
 
 
 def _certificate(p: ZookeeperPlan) -> bool:
@@ -112,11 +110,10 @@ def zookeeper() -> None:
     """The zookeeper role on the hosts of the zookeeper group (playbooks/zookeeper.yml)."""
     if ZOOKEEPER not in host.groups:
         return
-    s = settings()
     p = plan()
     if p.refusal:
         raise DeployError(p.refusal)
-    _install(p, str(s["zookeeper_version"]), str(s["zookeeper_archive_url"]))
+    _install(p)
     restart_files, units, tls_changes = _configure(p)
     if will_change(*units):
         systemd.daemon_reload(name="Reload systemd for ZooKeeper units")

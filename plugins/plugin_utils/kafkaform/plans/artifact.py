@@ -8,6 +8,7 @@ role's order: nothing is touched before the download is verified.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -17,6 +18,8 @@ from ..release_marker import MARKER, archive_name, release_marker
 from . import hostread
 
 ROLE = "artifact"
+#: The label of the release marker's line in an including role's host read.
+RELEASE_LABEL = "release_marker"
 
 
 def _settings(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -25,6 +28,50 @@ def _settings(given: Mapping[str, Any]) -> dict[str, Any]:
     cluster's roles)."""
     return {name.removeprefix(f"{ROLE}_"): value
             for name, value in assemble((ROLE,), given).items()}
+
+
+def in_place(name: str, version: str, url: str, marker: str | None) -> bool:
+    """The release is in place when the marker read through its link names this artifact,
+    version and archive (its digest was verified when it was unpacked)."""
+    return marker is not None and set(release_marker(name, version, url)) <= set(
+        marker.splitlines())
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release a role installs through this one, behind the role's own stable path: the
+    including role asks for its marker in its own host read, and includes the artifact role only
+    when the release is not in place (a run with nothing to change then asks nothing more)."""
+
+    name: str
+    version: str
+    url: str
+    #: The role's install directory: the stable symlink to the versioned directory.
+    link: str
+
+    def question(self) -> hostread.Question:
+        """The marker through the link, a line of the including role's host read."""
+        return hostread.file_lines(RELEASE_LABEL, f"{self.link}/{MARKER}")
+
+    def found_in_place(self, marker: str | None) -> bool:
+        """``marker``: the answer to :meth:`question` (:func:`read_marker`)."""
+        return in_place(self.name, self.version, self.url, marker)
+
+    def as_vars(self) -> dict[str, str]:
+        """The artifact role's inputs, by their names (both engines pass these)."""
+        return {"artifact_name": self.name, "artifact_version": self.version,
+                "artifact_url": self.url,
+                "artifact_install_root": posixpath.dirname(self.link.rstrip("/")),
+                "artifact_link": self.link}
+
+
+def read_marker(found: Mapping[str, str]) -> str | None:
+    """The marker :meth:`Release.question` read, from the including role's answers."""
+    return hostread.decoded(found.get(RELEASE_LABEL))
+
+
+def release(name: str, version: Any, url: Any, link: Any) -> Release:
+    return Release(name, str(version), str(url), str(link).rstrip("/"))
 
 
 @dataclass(frozen=True)
@@ -95,14 +142,12 @@ def artifact_plan(settings: Mapping[str, Any], read: ArtifactHost) -> ArtifactPl
     was unpacked, so nothing is fetched or checked again)."""
     s = _settings(settings)
     name, version, url = str(s["name"]), str(s["version"]), str(s["url"])
-    identity = set(release_marker(name, version, url))
-    in_place = read.marker is not None and identity <= set(read.marker.splitlines())
     directory, cache_dir, archive = str(s["dir"]), str(s["cache_dir"]), archive_name(url)
     return ArtifactPlan(
         name=name, version=version, url=url,
         checksum_url=str(s["checksum_url"]),
         archive=archive,
-        install=not in_place,
+        install=not in_place(name, version, url, read.marker),
         unpack=not read.unpacked,
         cache_dir=cache_dir,
         cached=f"{cache_dir}/{archive}",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,6 +85,13 @@ def template(role: str, name: str) -> str:
     from: the Ansible roles through ``install_files``, the deploys through kafkaform.render.
     ``name`` is laid out like the file it writes (``etc/kafka/server.properties.j2``)."""
     return str(role_dir(role) / "templates" / name)
+
+
+def planned_paths(files: Iterable[PlannedFile],
+                  directories: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """Every directory and file a role's install_files tasks write, for its host read to ask
+    their state (kafkaform.plans.hostread.path_states)."""
+    return [*(posixpath.normpath(str(d["path"])) for d in directories), *(f.dest for f in files)]
 
 
 class WritesFiles:

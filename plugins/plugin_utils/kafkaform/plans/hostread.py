@@ -39,6 +39,32 @@ def file_lines(label: str, path: str) -> Question:
     return Question(label, f"base64 -w0 {quoted}", present=path)
 
 
+def path_states(paths: Iterable[str]) -> list[Question]:
+    """One line per path that exists, ``state:PATH MODE OWNER GROUP SHA1`` for a regular file and
+    ``state:PATH MODE OWNER GROUP directory`` for a directory (MODE in octal, as ``stat -c %a``
+    prints it): what ``install_files`` compares before it writes, so a role hands it this state
+    and a task with nothing to change costs no call to the host (plugins/action/install_files.py).
+    A symbolic link or any other kind of file answers ``other``."""
+    found = []
+    for path in dict.fromkeys(paths):
+        if not path.startswith("/") or any(c.isspace() for c in path):
+            raise ValueError(f"{path!r}: a planned path is absolute and has no white space")
+        q = shlex.quote(path)
+        owned = f"$(stat -c '%a %U %G' {q})"
+        found.append(Question(f"state:{path}", (
+            f"if [ -L {q} ]; then echo other; "
+            f"elif [ -f {q} ]; then echo \"{owned} $(sha1sum < {q} | cut -c1-40)\"; "
+            f"elif [ -d {q} ]; then echo \"{owned} directory\"; "
+            "else echo other; fi"), present=path))
+    return found
+
+
+def found_paths(found: Mapping[str, str]) -> dict[str, str]:
+    """Path to its state, from the lines of :func:`path_states`."""
+    return {label.removeprefix("state:"): answer for label, answer in found.items()
+            if label.startswith("state:")}
+
+
 def unit_states(units: Iterable[str]) -> list[Question]:
     """Two lines per systemd unit: ``enabled:UNIT``, what ``systemctl is-enabled UNIT`` prints,
     and ``active:UNIT``, what ``systemctl is-active UNIT`` prints (systemctl(1)). Both are empty

@@ -11,7 +11,7 @@ import math
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import java, security_steps
@@ -22,7 +22,8 @@ from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
 from . import hostread
-from .files import Account, PlannedFile, WritesFiles, template
+from .artifact import Release, read_marker, release
+from .files import Account, PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "kafka_broker"
 #: The agent jar (and the admin client's wheel) as the download leaves it: then it is neither
@@ -73,6 +74,15 @@ class KafkaBrokerHost:
     cluster_id: str = ""
     #: Whether the node's unit (SERVICE_UNIT) is enabled and active now.
     service_running: bool = False
+    #: The marker of the release behind the install directory (plans.artifact.Release).
+    release_marker: str | None = None
+    #: The state of each planned file and directory that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
+
+
+def _release(settings: Mapping[str, Any]) -> Release:
+    return release("kafka", _setting(settings, "version"), _setting(settings, "archive_url"),
+                   _setting(settings, "install_dir"))
 
 
 def _first_log_dir(cluster: Mapping[str, Any], host: str) -> str:
@@ -101,8 +111,18 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
+        _release(settings).question(),
         *hostread.unit_states([SERVICE_UNIT]),
+        *hostread.path_states(_planned_paths(cluster, host, settings)),
     ])
+
+
+def _planned_paths(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
+    """The files and directories the node's plan writes without secrets, as a new node's plan
+    has them (their paths do not depend on the read)."""
+    p = kafka_broker_plan(cluster, host, settings, KafkaBrokerHost())
+    return [*planned_paths(p.files, p.context["directories"]),
+            *planned_paths(p.install.admin_files, p.install.admin_directories)]
 
 
 def parse_host(stdout: str) -> KafkaBrokerHost:
@@ -122,6 +142,8 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         znodes_secured=found.get("znodes_secured") == "yes",
         cluster_id=found.get("cluster_id", ""),
         service_running=SERVICE_UNIT in hostread.running_units(found),
+        release_marker=read_marker(found),
+        paths=hostread.found_paths(found),
     )
 
 
@@ -133,6 +155,9 @@ class KafkaBrokerInstall:
     install_packages: bool
     account: Account
     create_account: bool
+    #: The artifact role's inputs for the release, included only when it is not in place.
+    release: dict[str, str]
+    install_release: bool
     #: Whether to fetch the metrics agent jar: the node runs the agent and has no jar yet.
     fetch_agent: bool
     #: The admin helper, its client module and the admin client's wheel (from the mirror, its
@@ -165,11 +190,14 @@ def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBro
     packages = _packages(settings)
     account = Account(user=str(_setting(settings, "user")), group=str(_setting(settings, "group")),
                       home=ACCOUNT_HOME, comment=None)
+    the_release = _release(settings)
     return KafkaBrokerInstall(
         packages=packages,
         install_packages=not set(packages) <= read.installed,
         account=account,
         create_account=not account.in_place(read.passwd, read.group),
+        release=the_release.as_vars(),
+        install_release=not the_release.found_in_place(read.release_marker),
         fetch_agent=(bool(_setting(settings, "metrics_enabled"))
                      and read.agent_jar != AGENT_JAR_STATE),
         admin_files=admin_files(),
@@ -316,6 +344,9 @@ class KafkaBrokerPlan(WritesFiles):
     #: Kafka is enabled and started unless the host read found it both already: a node whose
     #: files change in this run is restarted by the roll, not by the start (OP-02, OP-03).
     start_service: bool
+    #: What the host read found of the files and directories without secrets (install_files'
+    #: host_state).
+    host_state: dict[str, str] = field(default_factory=dict)
 
     def as_vars(self) -> dict[str, Any]:
         found = super().as_vars()
@@ -406,6 +437,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         verify_argv=[*admin, *kb["verify_args"]],
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
         start_service=not read.service_running,
+        host_state=dict(read.paths),
     )
 
 

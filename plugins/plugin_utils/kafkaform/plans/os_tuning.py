@@ -20,7 +20,7 @@ from ..contexts.os_tuning_mounts import disk_mounts
 from ..contexts.os_tuning_sysctl import sysctl_plan
 from ..defaults import as_bool, setting
 from . import hostread
-from .files import PlannedFile, WritesFiles, template
+from .files import PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "os_tuning"
 #: The exit codes of the read's commands that are answers, not failures: blkid 0 (signatures),
@@ -112,6 +112,7 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
         asked += _kernel_questions(context)
     if _enabled(settings, "disks"):
         asked += _disk_questions(context)
+    asked += hostread.path_states(planned_paths(_files(context, settings)))
     return hostread.command(asked)
 
 
@@ -162,6 +163,8 @@ class OsTuningHost:
     #: The disks' owners the host has.
     users: frozenset[str] = frozenset()
     fstab: str = ""
+    #: The state of each planned file that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
 
 
 def _by_subject(found: Mapping[str, str], kind: str) -> dict[str, str]:
@@ -210,6 +213,7 @@ def parse_host(stdout: str) -> OsTuningHost:
         users=frozenset(user for user, answer in _by_subject(found, "user").items()
                         if answer == "yes"),
         fstab=hostread.decoded(found.get("fstab")) or "",
+        paths=hostread.found_paths(found),
     )
 
 
@@ -307,6 +311,8 @@ class OsTuningPlan(WritesFiles):
     mounts_change: bool
     findmnt_argv: list[str]
     findmnt: str
+    #: What the host read found of the planned files (install_files' host_state).
+    host_state: dict[str, str]
 
     def as_vars(self) -> dict[str, Any]:
         """The plan as the role reads it; each part's files too as install_files items."""
@@ -316,13 +322,26 @@ class OsTuningPlan(WritesFiles):
         return found
 
 
+def _sysctl_file(context: Mapping[str, Any]) -> PlannedFile:
+    return PlannedFile(dest=context["sysctl_file"], mode="0644",
+                       template=template(ROLE, "etc/sysctl.d/60-kafkaform.conf.j2"))
+
+
+def _files(context: Mapping[str, Any], settings: Mapping[str, Any]) -> list[PlannedFile]:
+    """The files of the enabled parts: the kernel settings' and the open-file limits'."""
+    return [
+        *([_sysctl_file(context)] if _enabled(settings, "sysctl") else []),
+        *([PlannedFile(dest=context["limits"]["file"], mode="0644",
+                       template=template(ROLE, "etc/security/limits.d/60-kafkaform.conf.j2"))]
+          if _enabled(settings, "limits") else []),
+    ]
+
+
 def _sysctl(context: Mapping[str, Any], read: OsTuningHost) -> dict[str, Any]:
     """The kernel settings' part of the plan (kafkaform.contexts.os_tuning_sysctl)."""
     decided = sysctl_plan(context, read.sysctl, read.container, read.host_netns)
     return {"sysctl_refusal": decided["refusal"],
-            "sysctl_files": [PlannedFile(dest=context["sysctl_file"], mode="0644",
-                                         template=template(ROLE,
-                                                           "etc/sysctl.d/60-kafkaform.conf.j2"))],
+            "sysctl_files": [_sysctl_file(context)],
             "sysctl_apply": [{"key": x["key"], "value": x["value"]} for x in decided["apply"]],
             "in_container": decided["in_container"], "sysctl_report": decided["report"]}
 
@@ -391,10 +410,7 @@ def os_tuning_plan(host: str, settings: Mapping[str, Any], read: OsTuningHost) -
         decided |= _sysctl(context, read)
     if enabled["disks"] and not problem:
         decided |= _disks(context, read)
-    limits_files = [PlannedFile(dest=context["limits"]["file"], mode="0644",
-                                template=template(ROLE,
-                                                  "etc/security/limits.d/60-kafkaform.conf.j2"))
-                    ] if enabled["limits"] else []
+    limits_files = [f for f in _files(context, settings) if f.dest == context["limits"]["file"]]
     return OsTuningPlan(
         context=context,
         sysctl_enabled=enabled["sysctl"],
@@ -406,6 +422,7 @@ def os_tuning_plan(host: str, settings: Mapping[str, Any], read: OsTuningHost) -
         secret_files=[],
         findmnt_argv=list(FINDMNT_ARGV),
         findmnt=read.mounts,
+        host_state=dict(read.paths),
         **decided,
     )
 

@@ -16,7 +16,8 @@ from ..contexts.spark_node import connector_dir, connector_jars, spark_node_cont
 from ..defaults import setting
 from ..paths import role_dir
 from . import hostread
-from .files import Account, PlannedFile, WritesFiles, template
+from .artifact import Release, read_marker, release
+from .files import Account, PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "spark_node"
 #: A connector jar as the download leaves it: then it is neither fetched nor hashed again.
@@ -59,9 +60,18 @@ class SparkNodeHost:
     jars: Mapping[str, str] = field(default_factory=dict)
     #: The daemons' units (DAEMON_NAMES) that are enabled and active now.
     running_units: frozenset[str] = frozenset()
+    #: The marker of the release behind the install directory (plans.artifact.Release).
+    release_marker: str | None = None
+    #: The state of each planned file and directory that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def host_read(settings: Mapping[str, Any]) -> list[str]:
+def _release(settings: Mapping[str, Any]) -> Release:
+    return release("spark", _setting(settings, "version"), _setting(settings, "archive_url"),
+                   _setting(settings, "install_dir"))
+
+
+def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads a node (its answers: :func:`parse_host`): the CPUs and memory
     as Ansible's facts processor_vcpus and memtotal_mb count them."""
     q = shlex.quote
@@ -78,8 +88,18 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
         hostread.ask("group", f"getent group {q(str(_setting(settings, 'group')))}"),
         *(hostread.ask(f"jar:{path}", f"stat -c '%U:%G:%a' {q(path)} 2>/dev/null")
           for _url, path in _jars(settings)),
+        _release(settings).question(),
         *hostread.unit_states(f"{name}.service" for name in DAEMON_NAMES),
+        *hostread.path_states(planned_paths(*_written(cluster, host, settings))),
     ])
+
+
+def _written(cluster: Mapping[str, Any], host: str,
+             settings: Mapping[str, Any]) -> tuple[list[PlannedFile], list[dict[str, str]]]:
+    """The files without secrets and the directories the node's plan writes, as a new node's
+    plan has them (their paths do not depend on the read)."""
+    p = spark_node_plan(cluster, host, settings, SparkNodeHost())
+    return p.files, p.directories
 
 
 def parse_host(stdout: str) -> SparkNodeHost:
@@ -97,6 +117,8 @@ def parse_host(stdout: str) -> SparkNodeHost:
         jars={label.removeprefix("jar:"): answer for label, answer in found.items()
               if label.startswith("jar:")},
         running_units=hostread.running_units(found),
+        release_marker=read_marker(found),
+        paths=hostread.found_paths(found),
     )
 
 
@@ -121,6 +143,9 @@ class SparkNodePlan(WritesFiles):
     install_packages: bool
     account: Account
     create_account: bool
+    #: The artifact role's inputs for the release, included only when it is not in place.
+    release: dict[str, str]
+    install_release: bool
     create_python_env: bool
     #: [url, path] of each connector jar to download.
     jars_missing: list[list[str]]
@@ -145,6 +170,8 @@ class SparkNodePlan(WritesFiles):
     #: both enabled and active. A daemon whose files change in this run is restarted by the
     #: restarts after the start, not by it (OP-03, SP-09).
     start_daemons: list[str]
+    #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
+    host_state: dict[str, str] = field(default_factory=dict)
 
 
 def _script(name: str) -> str:
@@ -183,6 +210,7 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
     account = Account(user=node["user"], group=node["group"], home=node["home_dir"],
                       comment="Apache Spark")
     install_dir = str(_setting(settings, "install_dir")).rstrip("/")
+    the_release = _release(settings)
     timeout_s = float(_setting(settings, "register_timeout_s"))
     master_probe = [node["master_webui_urls"][0], node["tls"]["trust"]]
     return SparkNodePlan(
@@ -191,6 +219,8 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         install_packages=not set(packages) <= read.installed,
         account=account,
         create_account=not account.in_place(read.passwd, read.group),
+        release=the_release.as_vars(),
+        install_release=not the_release.found_in_place(read.release_marker),
         create_python_env=not read.python_env,
         jars_missing=[[url, path] for url, path in _jars(settings)
                       if read.jars.get(path) != JAR_STATE],
@@ -216,4 +246,5 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         gate_skips=dict(node["worker_address_by_host"]),
         start_daemons=[daemon["name"] for daemon in node["daemons"]
                        if f"{daemon['name']}.service" not in read.running_units],
+        host_state=dict(read.paths),
     )

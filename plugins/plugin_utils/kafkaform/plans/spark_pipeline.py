@@ -9,14 +9,14 @@ import json
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.spark_pipeline import UNIT, client_logins, restart_files, spark_pipeline_context
 from ..defaults import setting
 from . import hostread
-from .files import PlannedFile, WritesFiles, template
+from .files import PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "spark_pipeline"
 #: The tools on the driver host: ``kafkaform-pipeline generate|audit|latency ...``.
@@ -44,17 +44,22 @@ class SparkPipelineHost:
     #: that does not exist or where systemd could not tell).
     enabled_and_active: bool = False
     disabled_and_inactive: bool = False
+    #: The state of each planned file and directory that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def host_read(settings: Mapping[str, Any]) -> list[str]:
+def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads the driver host (its answers: :func:`parse_host`): the unit's
-    sub-state, and the service_stale module's answer for the files the job reads at submit."""
+    sub-state, the service_stale module's answer for the files the job reads at submit, and the
+    state of the files and directories the plan writes without secrets."""
     unit = f"{UNIT}.service"
     stale = shlex.join(hostread.service_stale_argv(unit, restart_files(settings)))
+    job = spark_pipeline_context(cluster, host, settings)
     return hostread.command([
         hostread.ask("state", f"systemctl show --property SubState --value {unit} 2>/dev/null"),
         hostread.ask("stale", f"{stale} 2>/dev/null"),
         *hostread.unit_states([unit]),
+        *hostread.path_states(planned_paths(_files(job), _directories(job))),
     ])
 
 
@@ -74,7 +79,8 @@ def parse_host(stdout: str) -> SparkPipelineHost:
     return SparkPipelineHost(running=found.get("state", "") in RUNNING_STATES,
                              stale=_stale(found.get("stale")),
                              enabled_and_active=unit in hostread.running_units(found),
-                             disabled_and_inactive=unit in hostread.stopped_units(found))
+                             disabled_and_inactive=unit in hostread.stopped_units(found),
+                             paths=hostread.found_paths(found))
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,8 @@ class SparkPipelinePlan(WritesFiles):
     #: times whether it runs the application on executors.
     start_timeout_s: float
     start_retries: int
+    #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
+    host_state: dict[str, str] = field(default_factory=dict)
 
 
 def _directories(job: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -222,4 +230,5 @@ def spark_pipeline_plan(cluster: Mapping[str, Any], host: str, settings: Mapping
         shared_check=_shared_check(job, [str(node["host"]) for node in cluster["spark_workers"]]),
         start_timeout_s=float(timeout_s),
         start_retries=math.ceil(timeout_s / PROBE_DELAY_S),
+        host_state=dict(read.paths),
     )

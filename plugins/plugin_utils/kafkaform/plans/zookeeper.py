@@ -17,7 +17,8 @@ from ..defaults import setting
 from ..paths import role_dir
 from ..rules import cite
 from . import hostread
-from .files import Account, PlannedFile, WritesFiles, template
+from .artifact import Release, read_marker, release
+from .files import Account, PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "zookeeper"
 #: Where the role installs its four-letter-word and quorum probe (roles/zookeeper/files).
@@ -49,6 +50,16 @@ class ZookeeperHost:
     running_config: str | None = None
     #: Those of STARTED_UNITS that are enabled and active now (hostread.running_units).
     running_units: frozenset[str] = frozenset()
+    #: The marker of the release behind the install directory (plans.artifact.Release).
+    release_marker: str | None = None
+    #: The state of each planned file and directory that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
+
+
+def _release(settings: Mapping[str, Any]) -> Release:
+    return release(ROLE, setting(settings, "zookeeper_version"),
+                   setting(settings, "zookeeper_archive_url"),
+                   setting(settings, "zookeeper_install_dir"))
 
 
 def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
@@ -68,7 +79,11 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("ip_addresses", "hostname --all-ip-addresses"),
         hostread.ask("purge_timer", "echo yes", present=f"{SYSTEMD_UNIT_DIR}/{PURGE_UNITS[1]}"),
         hostread.file_lines("zoo.cfg", f"{zk['conf_dir']}/zoo.cfg"),
+        _release(settings).question(),
         *hostread.unit_states(STARTED_UNITS),
+        *hostread.path_states(planned_paths(
+            _files(zk, str(setting(settings, "zookeeper_version")), write_myid=True),
+            zk["directories"])),
     ])
 
 
@@ -86,6 +101,8 @@ def parse_host(stdout: str) -> ZookeeperHost:
         purge_timer_installed=found.get("purge_timer") == "yes",
         running_config=hostread.decoded(found.get("zoo.cfg")),
         running_units=hostread.running_units(found),
+        release_marker=read_marker(found),
+        paths=hostread.found_paths(found),
     )
 
 
@@ -118,6 +135,9 @@ class ZookeeperPlan(WritesFiles):
     install_java: bool
     account: Account
     create_account: bool
+    #: The artifact role's inputs for the release, included only when it is not in place.
+    release: dict[str, str]
+    install_release: bool
     fetch_agent: bool
     directories: list[dict[str, str]]
     #: Files without secrets, and those with (written with no_log, never diffed).
@@ -140,6 +160,8 @@ class ZookeeperPlan(WritesFiles):
     #: ensemble serves with one leader). Each is asked every 2 s up to ``probe_retries`` times.
     ruok_argv: list[str] = field(default_factory=list)
     probe_retries: int = 0
+    #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
+    host_state: dict[str, str] = field(default_factory=dict)
 
 
 def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
@@ -244,6 +266,7 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
     purge = bool(zk["purge_timer"]["enabled"])
     roll = _roll(cluster, zk, settings)
     refusal, stops_all = _refusal(host, zk, read)
+    the_release = _release(settings)
     return ZookeeperPlan(
         context=zk,
         refusal=refusal,
@@ -252,6 +275,8 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
         install_java=not read.java_installed,
         account=account,
         create_account=not account.in_place(read.passwd, read.group),
+        release=the_release.as_vars(),
+        install_release=not the_release.found_in_place(read.release_marker),
         fetch_agent=bool(zk["metrics"]["enabled"]) and read.agent_jar != AGENT_JAR_STATE,
         directories=list(zk["directories"]),
         files=_files(zk, str(setting(settings, "zookeeper_version")), read.myid is None),
@@ -267,4 +292,5 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
         roll=roll,
         ruok_argv=[FOUR_LETTER_WORD_SCRIPT, "ruok", f"127.0.0.1:{zk['client_port']}"],
         probe_retries=math.ceil(roll.timeout_s / 2),
+        host_state=dict(read.paths),
     )
