@@ -209,12 +209,20 @@ def test_the_host_read_runs_and_parses_on_a_real_host(tmp_path: Path,
     # systemctl answering as systemd does, this machine's systemd (or none) aside.
     env = systemctl_stub(tmp_path / "bin", {f"{NODE_EXPORTER}.service": ("enabled", "active")})
 
-    def read() -> MonitoringHost:
-        return parse_host(subprocess.run(host_read(settings), capture_output=True, text=True,
-                                         check=True, env=env).stdout)
+    cluster, groups = platform()
 
-    assert read() == MonitoringHost(installed=frozenset({"dpkg"}), web_config=False,
-                                    running_units=frozenset({f"{NODE_EXPORTER}.service"}))
+    def read() -> MonitoringHost:
+        return parse_host(subprocess.run(host_read(cluster, "k1", settings, groups),
+                                         capture_output=True, text=True, check=True,
+                                         env=env).stdout)
+
+    found = read()
+    assert found == MonitoringHost(installed=frozenset({"dpkg"}), web_config=False,
+                                   running_units=frozenset({f"{NODE_EXPORTER}.service"}),
+                                   paths=found.paths)
+    # The planned paths this machine has (/etc/systemd/system, say), each with its state.
+    assert all(state.endswith(" directory") or len(state.split()) == 4
+               for state in found.paths.values())
     web_config.write_text("tls_server_config: {}\n")
     assert read().web_config
 
@@ -253,6 +261,19 @@ def test_the_host_read_asks_every_unit_a_host_may_start() -> None:
     """The read does not know which services the host runs: it asks each one's unit."""
     started = {f"{u['name']}.service" for u in plan("k1", also_monitoring="k1").units}
     assert started | set(plan("k1").timers) == set(STARTED_UNITS)
-    script = host_read({})[-1]
+    cluster, groups = platform()
+    script = host_read(cluster, "k1", {}, groups)[-1]
     assert all(f"enabled:{unit}" in script and f"active:{unit}" in script
                for unit in STARTED_UNITS)
+
+
+def test_the_files_are_compared_on_the_control_node_only_when_no_package_is_installed() -> None:
+    """A package installed in this run may write the same files after the host read: then
+    install_files asks the host as always (an empty host_state)."""
+    state = {WEB_CONFIG: "644 root prometheus 0123"}
+    converged = MonitoringHost(installed=PACKAGES, web_config=True, paths=state)
+    assert plan("mon", read=converged).host_state == state
+    assert plan("k1", read=converged).host_state == state
+    fresh = MonitoringHost(web_config=True, paths=state)
+    assert plan("mon", read=fresh).host_state == {}
+    assert plan("k1", read=fresh).host_state == {}

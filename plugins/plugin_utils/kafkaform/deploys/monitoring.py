@@ -45,9 +45,10 @@ APT_CACHE_SECONDS = 3600
 
 def plan() -> MonitoringPlan:
     """The plan of the current host, from its host read."""
-    settings = role_settings(ROLE)
-    read = parse_host(host.get_fact(CommandOutput, argv=tuple(host_read(settings))))
-    return monitoring_plan(cluster(), host.name, settings, inventory_view().groups, read)
+    settings, groups = role_settings(ROLE), inventory_view().groups
+    argv = tuple(host_read(cluster(), host.name, settings, groups))
+    read = parse_host(host.get_fact(CommandOutput, argv=argv))
+    return monitoring_plan(cluster(), host.name, settings, groups, read)
 
 
 def _write(p: MonitoringPlan, planned: list[PlannedFile]) -> dict[str, Planned]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..contexts import SYSTEMD_UNIT_DIR
@@ -22,7 +22,7 @@ from ..contexts.monitoring import (
 )
 from ..defaults import setting
 from . import hostread
-from .files import PlannedFile, WritesFiles, template
+from .files import PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "monitoring"
 #: The group Debian's packages run Prometheus, Alertmanager and node exporter as: it reads their
@@ -56,12 +56,18 @@ class MonitoringHost:
     web_config: bool = False
     #: Those of STARTED_UNITS that are enabled and active now.
     running_units: frozenset[str] = frozenset()
+    #: The state of each planned file and directory that exists (hostread.path_states).
+    paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def host_read(settings: Mapping[str, Any]) -> list[str]:
+def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
+              groups: Mapping[str, Sequence[str]]) -> list[str]:
     """The one command that reads a host (its answers: :func:`parse_host`): which of the
-    monitoring packages are installed, whether the web configuration exists, and which of the
-    monitoring units are enabled and active."""
+    monitoring packages are installed, whether the web configuration exists, which of the
+    monitoring units are enabled and active, and the state of the files and directories the
+    plan writes."""
+    written = monitoring_plan(cluster, host, settings, groups, MonitoringHost())
+    directories = [d for key in _STEP_DIRECTORIES for d in getattr(written, key)]
     return hostread.command([
         *(hostread.ask(f"package:{package}",
                        f"dpkg-query --show --showformat='${{db:Status-Abbrev}}' "
@@ -69,6 +75,7 @@ def host_read(settings: Mapping[str, Any]) -> list[str]:
           for package in _all_packages(settings)),
         hostread.ask("web_config", "echo yes", present=tls_files()["web_config"]),
         *hostread.unit_states(STARTED_UNITS),
+        *hostread.path_states(planned_paths(written.files, directories)),
     ])
 
 
@@ -80,6 +87,7 @@ def parse_host(stdout: str) -> MonitoringHost:
                             if label.startswith("package:") and answer.startswith("ii")),
         web_config=found.get("web_config") == "yes",
         running_units=hostread.running_units(found),
+        paths=hostread.found_paths(found),
     )
 
 
@@ -131,6 +139,9 @@ class MonitoringPlan(WritesFiles):
     ready_url: str
     ready_retries: int
     ready_delay_s: int
+    #: What the host read found of the files and directories, for install_files' host_state:
+    #: none when the run installs a package, which may write the same files after the read.
+    host_state: dict[str, str] = field(default_factory=dict)
 
     def as_vars(self) -> dict[str, Any]:
         """The plan as the role reads it: every list of files as install_files items."""
@@ -194,6 +205,11 @@ def _restart_files(units: Sequence[Mapping[str, Any]]) -> set[str]:
     return {path for unit in units for path in unit["restart_files"]}
 
 
+#: The plan's directories, a list for each step's task.
+_STEP_DIRECTORIES = ("node_exporter_directories", "prometheus_directories", "tls_directories",
+                     "dropin_directories")
+
+
 def _directories(m: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]:
     """Each step's directories: the textfile collector's, the alert rules' (the services' group
     reads them), the web configuration's and the TLS material's, each unit's drop-ins'."""
@@ -221,6 +237,8 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
     timers = [f"{m['process_metrics']['name']}.timer"] if exporter else []
     exporter_packages = _packages(settings, "node_exporter")
     prometheus_packages = _packages(settings, "prometheus", "alertmanager")
+    install_exporter = exporter and not set(exporter_packages) <= read.installed
+    install_prometheus = prometheus and not set(prometheus_packages) <= read.installed
     node_exporter_files = _node_exporter_files(m, restart) if exporter else []
     prometheus_files = _prometheus_files(m, restart) if prometheus else []
     # Node exporter, Prometheus and Alertmanager read it again on every connection. SE-15
@@ -239,9 +257,9 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         tls=bool(units),
         renew_tls=read.web_config,
         node_exporter_packages=exporter_packages,
-        install_node_exporter=exporter and not set(exporter_packages) <= read.installed,
+        install_node_exporter=install_exporter,
         prometheus_packages=prometheus_packages,
-        install_prometheus=prometheus and not set(prometheus_packages) <= read.installed,
+        install_prometheus=install_prometheus,
         group=GROUP,
         **_directories(m),
         node_exporter_files=node_exporter_files,
@@ -260,4 +278,5 @@ def monitoring_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         ready_url=f"{m['prometheus_url']}/-/ready",
         ready_retries=READY_RETRIES,
         ready_delay_s=READY_DELAY_S,
+        host_state=({} if install_exporter or install_prometheus else dict(read.paths)),
     )
