@@ -251,6 +251,60 @@ CATALOG = Catalog(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Compatible:
+    """A release the catalog knows and what it is known to run with: the preflight refuses any
+    other release, and any other combination (KF-05).
+
+    Attributes:
+        name: the component (`kafka`, `zookeeper`, `spark`).
+        version: the release.
+        java: the Java releases it runs on (Debian's openjdk-N packages).
+        modes: Kafka's metadata modes it runs in.
+        zookeeper_lines: Kafka in ZooKeeper mode: the ZooKeeper release lines (major.minor) of
+            the ensemble it is run with.
+        kafka_lines: Spark: the Kafka release lines (major.minor) of the brokers its Kafka
+            connector is run with.
+    """
+
+    name: str
+    version: str
+    java: tuple[int, ...]
+    modes: tuple[str, ...] = ()
+    zookeeper_lines: tuple[str, ...] = ()
+    kafka_lines: tuple[str, ...] = ()
+
+
+#: Every release the catalog knows, and what it runs with. Java: Kafka 3.9 runs on Java 11, 17
+#: and 21, Kafka 4 brokers on 17 and 21 (https://kafka.apache.org/documentation/#java); ZooKeeper
+#: 3.8 on 8, 11 and 17 and later LTS releases (its administrator's guide, "Required Software");
+#: Spark 4 on 17 and 21 (https://spark.apache.org/docs/4.0.0/#downloading). The lines each
+#: release is run with are the ones the suite's scenarios and drills run it with: Kafka 3.9.2 on
+#: ZooKeeper 3.8 (its own POM's client), the pipeline's connector (kafka-clients 3.9.0) on
+#: brokers 3.9 and, after the upgrade drills, 4.1.
+COMPATIBLE: tuple[Compatible, ...] = (
+    Compatible("kafka", KAFKA_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
+               zookeeper_lines=("3.8",)),
+    Compatible("kafka", KAFKA_UPGRADE_VERSION, java=(17, 21), modes=("kraft",)),
+    Compatible("zookeeper", ZOOKEEPER_VERSION, java=(8, 11, 17, 21)),
+    Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1")),
+)
+
+
+def compatible(name: str, version: str) -> Compatible | None:
+    """What the catalog knows of ``name`` at ``version``, None for a release it does not know."""
+    return next((c for c in COMPATIBLE if (c.name, c.version) == (name, version)), None)
+
+
+def known_versions(name: str) -> list[str]:
+    return [c.version for c in COMPATIBLE if c.name == name]
+
+
+def release_line(version: str) -> str:
+    """A release's line, major.minor ("3.9" for 3.9.2)."""
+    return ".".join(str(n) for n in release_key(version)[:2])
+
+
 def kafka_major(version: object = None) -> int:
     """The major version of a Kafka release (4 for "4.1.2"): 3 is the last line with ZooKeeper
     mode. The catalog's default release when ``version`` is unset or not a version number."""

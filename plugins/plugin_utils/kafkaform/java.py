@@ -20,6 +20,13 @@ DEBIAN_ARCHITECTURES = frozenset({"amd64", "arm64", "armel", "armhf", "i386", "m
 _OPENJDK = re.compile(r"^openjdk-(?P<major>\d+)-(?:jre|jdk)(?:-headless)?$")
 
 
+def java_major(package: str) -> int | None:
+    """The Java release of one of Debian's OpenJDK packages (17 for openjdk-17-jre-headless),
+    None for any other package."""
+    found = _OPENJDK.match(package)
+    return int(found["major"]) if found else None
+
+
 def java_home(package: str, architecture: str, role_input: str, given: str = "") -> str:
     """Where Debian's ``package`` puts the JVM on a host of ``architecture``; ``given`` (the
     value of the role's ``*_java_home``, named by ``role_input``) wins when set.

@@ -22,6 +22,7 @@ from .kafka_settings import (
 )
 from .os_tuning import data_disk_declarations, kernel_settings, sysctl_settings
 from .ports import host_ports, listener_ports
+from .releases import controllers_first, release_catalog
 from .spark import (
     pipeline_executor_fits,
     pipeline_sources,
@@ -71,6 +72,8 @@ RULES: tuple[Rule, ...] = (
     controllers_installed,
     kraft_migration_state,
     kafka_release_mode,
+    release_catalog,
+    controllers_first,
     brokers_span_racks,
     replication,
     spark_needs_master,

@@ -1,0 +1,144 @@
+"""The releases an inventory asks for, against the catalog's table of what each release is known
+to run with (kafkaform.catalog.COMPATIBLE): an unknown release, Java, ZooKeeper line, Kafka line
+of the pipeline's connector or Scala build is refused before any host is touched (KF-05), as is a
+broker newer than the KRaft controllers it registers with (KR-12)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from .. import catalog, java, kraft_migration, model
+from ..defaults import setting
+from ..model import InventoryView
+from ..rules import cite
+from .finding import Finding
+
+#: The group of each role's hosts, and the inputs naming its release and its Java package.
+ROLES = (
+    ("kafka", (model.KAFKA_CONTROLLER, model.KAFKA_BROKER), "kafka_broker_version",
+     "kafka_broker_java_package"),
+    ("zookeeper", (model.ZOOKEEPER,), "zookeeper_version", "zookeeper_java_package"),
+    ("spark", (model.SPARK_MASTER, model.SPARK_WORKER), "spark_node_version",
+     "spark_node_java_package"),
+)
+
+#: The Scala build in a Kafka archive's name (kafka_2.13-3.9.2.tgz).
+_SCALA_BUILD = re.compile(r"/kafka_(?P<scala>\d+\.\d+)-[^/]*$")
+
+
+def _value(view: InventoryView, host: str, key: str) -> str | None:
+    """The host's value of ``key``, its role's default when unset; None for a value the
+    inventory templates (the run decides it; the role's own checks see it there)."""
+    given = view.var(host, key)
+    if isinstance(given, str) and "{{" in given:
+        return None
+    return str(setting({} if given is None else {key: given}, key))
+
+
+def _by_value(view: InventoryView, hosts: list[str], key: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = defaultdict(list)
+    for host in hosts:
+        value = _value(view, host, key)
+        if value is not None:
+            found[value].append(host)
+    return found
+
+
+def _hosts(view: InventoryView, groups: tuple[str, ...]) -> list[str]:
+    return list(dict.fromkeys(h for group in groups for h in view.members(group)))
+
+
+def release_catalog(view: InventoryView) -> Iterator[Finding]:
+    """Each host's release is one the catalog knows, on a Java it runs on; the ensemble's
+    ZooKeeper line is one the brokers' release is run with in ZooKeeper mode; the brokers' Kafka
+    line is one the pipeline's connector is run with; the Kafka archive is a Scala build the
+    catalog knows (KF-05)."""
+    releases: dict[str, dict[str, list[str]]] = {}
+    for name, groups, version_key, java_key in ROLES:
+        hosts = _hosts(view, groups)
+        releases[name] = _by_value(view, hosts, version_key)
+        for version, on in releases[name].items():
+            known = catalog.compatible(name, version)
+            if known is None:
+                versions = " or ".join(catalog.known_versions(name))
+                yield Finding(cite("KF-05"), f"{version_key} {version} is not a release "
+                              "kafkaform's catalog knows", f"use {versions} (kafkaform.catalog)",
+                              tuple(on))
+                continue
+            for package, with_it in _by_value(view, on, java_key).items():
+                major = java.java_major(package)
+                if major is not None and major not in known.java:
+                    runs_on = ", ".join(str(n) for n in known.java)
+                    yield Finding(cite("KF-05"), f"{name} {version} does not run on Java {major} "
+                                  f"({java_key} {package})", f"use {java.DEFAULT_PACKAGE} "
+                                  f"({name} {version} runs on Java {runs_on})", tuple(with_it))
+    yield from _zookeeper_lines(view, releases)
+    yield from _connector_lines(releases)
+    yield from _scala_builds(view)
+
+
+def _zookeeper_lines(view: InventoryView,
+                     releases: dict[str, dict[str, list[str]]]) -> Iterator[Finding]:
+    state = str(view.cluster_var("kafka_kraft_migration") or "")
+    if not releases["zookeeper"] or state == kraft_migration.FINALIZED:
+        return
+    for version, brokers in releases["kafka"].items():
+        known = catalog.compatible("kafka", version)
+        if known is None or "zookeeper" not in known.modes:
+            continue  # unknown above; a KRaft-only release on ZooKeeper is KR-10's
+        for zk_version, members in releases["zookeeper"].items():
+            line = catalog.release_line(zk_version)
+            if catalog.compatible("zookeeper", zk_version) and line not in known.zookeeper_lines:
+                lines = " or ".join(known.zookeeper_lines)
+                yield Finding(cite("KF-05"), f"Kafka {version} is not run with ZooKeeper {line} "
+                              f"(zookeeper_version {zk_version} on {', '.join(members)})",
+                              f"run the ensemble on ZooKeeper {lines}", tuple(brokers))
+
+
+def _connector_lines(releases: dict[str, dict[str, list[str]]]) -> Iterator[Finding]:
+    for version, nodes in releases["spark"].items():
+        known = catalog.compatible("spark", version)
+        if known is None:
+            continue
+        for kafka_version in releases["kafka"]:
+            line = catalog.release_line(kafka_version)
+            if catalog.compatible("kafka", kafka_version) and line not in known.kafka_lines:
+                lines = " or ".join(known.kafka_lines)
+                yield Finding(cite("KF-05"), f"Spark {version}'s Kafka connector is not run with "
+                              f"Kafka {line} brokers (kafka_broker_version {kafka_version})",
+                              f"run the brokers on Kafka {lines}, or Spark on a release whose "
+                              "connector is run with them", tuple(nodes))
+
+
+def _scala_builds(view: InventoryView) -> Iterator[Finding]:
+    urls = _by_value(view, _hosts(view, (model.KAFKA_CONTROLLER, model.KAFKA_BROKER)),
+                     "kafka_broker_archive_url")
+    for url, nodes in urls.items():
+        found = _SCALA_BUILD.search(url.split("?", 1)[0])
+        if found and found["scala"] != catalog.SCALA_BINARY_VERSION:
+            yield Finding(cite("KF-05"), f"kafka_broker_archive_url is Kafka's Scala "
+                          f"{found['scala']} build; the catalog knows its Scala "
+                          f"{catalog.SCALA_BINARY_VERSION} builds, the Scala of Spark 4",
+                          f"use the kafka_{catalog.SCALA_BINARY_VERSION}-<version>.tgz archive",
+                          tuple(nodes))
+
+
+def controllers_first(view: InventoryView) -> Iterator[Finding]:
+    """A KRaft broker never runs a newer release than the oldest controller: an upgrade rolls
+    the controllers first, then the brokers (KR-12)."""
+    controllers = _by_value(view, view.members(model.KAFKA_CONTROLLER), "kafka_broker_version")
+    if not controllers:
+        return
+    oldest = min(controllers, key=catalog.release_key)
+    controller_hosts = set(view.members(model.KAFKA_CONTROLLER))
+    newer = [host for version, hosts in _by_value(view, view.members(model.KAFKA_BROKER),
+                                                  "kafka_broker_version").items()
+             if catalog.release_key(version) > catalog.release_key(oldest)
+             for host in hosts if host not in controller_hosts]
+    if newer:
+        yield Finding(cite("KR-12"), f"brokers would run a newer Kafka than the controller(s) "
+                      f"{', '.join(controllers[oldest])} on {oldest}", "raise "
+                      "kafka_broker_version on every controller first (a run rolls them), "
+                      "then on the brokers", tuple(newer))
