@@ -117,6 +117,11 @@ def test_kafka_4_waits_until_the_migration_is_finalized() -> None:
         assert [f.hosts for f in found] == [("k2",)], state
         assert "4.1.2 has no ZooKeeper mode" in found[0].message
         assert "kafka_kraft_migration is finalized" in found[0].fix
+    # Finalized, Kafka 4 may run; the controllers take it first (KR-12), then the brokers.
+    assert [(f.rule, f.hosts) for f in errors_of(spec, {"kafka_kraft_migration": "finalized"})
+            ] == [("KR-12", ("k2",))]
+    for controller in spec["kafka_controller"].values():
+        controller["kafka_broker_version"] = "4.1.2"
     assert errors_of(spec, {"kafka_kraft_migration": "finalized"}) == []
     # A ZooKeeper-mode cluster on Kafka 3.9, and a cluster born in KRaft mode on Kafka 4.
     assert [f for f in errors_of(lab_like(), {"kafka_broker_version": "3.9.2"})

@@ -72,7 +72,9 @@ def test_catalog_versions_are_the_supported_lines() -> None:
     assert catalog.kafka_major(CATALOG.kafka_upgrade.version) == 4
     assert CATALOG.kafka_upgrade in CATALOG.components
     assert CATALOG.component("kafka") is CATALOG.kafka
-    assert CATALOG.zookeeper.version.startswith("3.8.")
+    assert CATALOG.zookeeper.version.startswith("3.9.")
+    assert CATALOG.zookeeper_previous.version.startswith("3.8.")
+    assert CATALOG.zookeeper_previous in CATALOG.components
     assert CATALOG.spark.version.startswith("4.")
 
 
@@ -564,3 +566,13 @@ def test_a_tool_shows_its_download_progress_and_its_tail_on_failure(
     assert "[WARNING] checksum policy" in shown and "Scanning" not in shown
     with pytest.raises(mirror.MirrorError, match=r"(?s)maven failed \(exit 3\):.*Scanning.*hint"):
         mirror.run_tool(["sh", "-c", script + "; exit 3"], "maven", "hint")
+
+
+def test_zookeeper_3_9_ships_jline_3_and_its_logging() -> None:
+    """3.9 moved zkCli to JLine 3 (org.jline) and made logback-classic optional, which Maven
+    leaves out unless asked: without it the members would log nothing."""
+    from kafkaform.mirror.zookeeper import zookeeper_roots
+    new, old = (zookeeper_roots(c) for c in (CATALOG.zookeeper, CATALOG.zookeeper_previous))
+    assert "org.jline:jline" in new and "jline:jline" not in new
+    assert "ch.qos.logback:logback-classic" in new
+    assert "jline:jline" in old and "ch.qos.logback:logback-classic" not in old

@@ -42,7 +42,7 @@ def test_the_defaults_are_a_combination_the_catalog_knows() -> None:
      f"{NEW}"),
     ("zookeeper", "zookeeper_version", "3.7.2", (),
      f"zookeeper_version 3.7.2 is not a release kafkaform's catalog knows. Fix: use "
-     f"{catalog.ZOOKEEPER_VERSION}"),
+     f"{catalog.ZOOKEEPER_VERSION} or {catalog.ZOOKEEPER_PREVIOUS_VERSION}"),
     ("spark_worker", "spark_node_version", "3.5.1", ("sw1",), "spark_node_version 3.5.1 is not"),
     ("kafka_broker", "kafka_broker_java_package", "openjdk-8-jre-headless", ("k1",),
      f"kafka {OLD} does not run on Java 8 (kafka_broker_java_package openjdk-8-jre-headless). "
@@ -94,15 +94,21 @@ def test_the_pipelines_connector_runs_against_the_lines_it_was_run_with(
 
 def test_the_ensemble_runs_a_zookeeper_line_the_brokers_are_run_with(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    newer = catalog.Compatible("zookeeper", "3.9.5", java=(17,))
-    monkeypatch.setattr(catalog, "COMPATIBLE", (*catalog.COMPATIBLE, newer))
-    spec = _set(lab_like(), "zookeeper", "zookeeper_version", "3.9.5", ("zk3",))
-    [(rule, hosts, text)] = found(spec)
+    # Both ensembles' releases are ones Kafka 3.9.2 is run with: one member may be upgraded.
+    mixed = _set(lab_like(), "zookeeper", "zookeeper_version", catalog.ZOOKEEPER_PREVIOUS_VERSION,
+                 ("zk3",))
+    assert found(mixed) == []
+    only_38 = catalog.Compatible("kafka", OLD, java=(17,), modes=("zookeeper", "kraft"),
+                                 zookeeper_lines=("3.8",))
+    monkeypatch.setattr(catalog, "COMPATIBLE", (
+        only_38, *(c for c in catalog.COMPATIBLE if c.name != "kafka" or c.version != OLD)))
+    [(rule, hosts, text)] = found(mixed)
     assert (rule, hosts) == ("KF-05", {"k1", "k2", "k3"})
-    assert text == (f"Kafka {OLD} is not run with ZooKeeper 3.9 (zookeeper_version 3.9.5 on "
-                    "zk3). Fix: run the ensemble on ZooKeeper 3.8")
+    assert text == (f"Kafka {OLD} is not run with ZooKeeper 3.9 (zookeeper_version "
+                    f"{catalog.ZOOKEEPER_VERSION} on zk1, zk2). Fix: run the ensemble on "
+                    "ZooKeeper 3.8")
     # Once the migration to KRaft has finalized, the ensemble no longer serves the brokers.
-    assert found(spec, {"kafka_kraft_migration": "finalized"}) == []
+    assert found(mixed, {"kafka_kraft_migration": "finalized"}) == []
 
 
 @pytest.mark.parametrize(("controllers", "brokers", "refused"), [
@@ -120,3 +126,12 @@ def test_a_broker_never_runs_ahead_of_the_controllers(controllers: str, brokers:
                                f"c3 on {OLD}. Fix: raise kafka_broker_version on every "
                                "controller first (a run rolls them), then on the brokers")]
                     if refused else [])
+
+
+def test_an_unset_release_or_java_is_the_roles_default() -> None:
+    """The rule reads an unset input as its role's default, without templating each one."""
+    from kafkaform.checks import releases
+    from kafkaform.defaults import setting
+    for _name, _groups, version_key, java_key in releases.ROLES:
+        for key in (version_key, java_key):
+            assert releases._default(key) == str(setting({}, key))

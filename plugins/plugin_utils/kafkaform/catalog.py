@@ -13,7 +13,11 @@ are unreachable from the build machines:
 * Kafka 4.1.2: the release a cluster upgrades to once it runs in KRaft mode (4.x has no ZooKeeper
   mode). Newest patch of the 4.1 line, whose upgrade notes cover 3.3 and later KRaft clusters; the
   mirror carries both releases, so the upgrade is a version raised in the inventory.
-* ZooKeeper 3.8.4: the version Kafka 3.9.2's own POM depends on, so brokers and ensemble agree.
+* ZooKeeper 3.9.5: newest 3.9.x of `org.apache.zookeeper:zookeeper` whose dependencies resolve
+  (3.9.6's do not). What a new ensemble runs. Kafka 3.9.2's own POM pins the 3.8.4 client, which
+  a 3.9 ensemble serves (ZooKeeper keeps its client protocol across 3.x).
+* ZooKeeper 3.8.4: what ensembles built before ran; the mirror carries it, so they upgrade to
+  3.9.5 in a run, one member at a time.
 * Spark 4.0.0: the only 4.x whose whole Kafka connector is on Maven Central. pyspark and
   `spark-sql-kafka-0-10_2.13` exist up to 4.1.x, but `spark-token-provider-kafka-0-10_2.13` (a
   compile dependency of the connector) is published only for 4.0.0 there.
@@ -156,6 +160,7 @@ class Catalog:
     kafka: Component
     kafka_upgrade: Component
     zookeeper: Component
+    zookeeper_previous: Component
     spark: Component
     spark_kafka_connector: tuple[MavenJar, ...]
     jmx_exporter: MavenJar
@@ -164,7 +169,8 @@ class Catalog:
     @property
     def components(self) -> tuple[Component, ...]:
         """The release archives, in build order (smallest first)."""
-        return (self.zookeeper, self.kafka, self.kafka_upgrade, self.spark)
+        return (self.zookeeper, self.zookeeper_previous, self.kafka, self.kafka_upgrade,
+                self.spark)
 
     def component(self, name: str) -> Component:
         """Look a component up by name (the version a new cluster gets); raise KeyError listing
@@ -222,7 +228,8 @@ RELEASES: dict[str, Callable[[str], Component]] = {
 
 KAFKA_VERSION = "3.9.2"
 KAFKA_UPGRADE_VERSION = "4.1.2"
-ZOOKEEPER_VERSION = "3.8.4"
+ZOOKEEPER_VERSION = "3.9.5"
+ZOOKEEPER_PREVIOUS_VERSION = "3.8.4"
 SPARK_VERSION = "4.0.0"
 JMX_EXPORTER_VERSION = "1.0.1"
 KAFKA_PYTHON_VERSION = "3.0.12"
@@ -231,6 +238,7 @@ CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
     kafka_upgrade=kafka(KAFKA_UPGRADE_VERSION),
     zookeeper=zookeeper(ZOOKEEPER_VERSION),
+    zookeeper_previous=zookeeper(ZOOKEEPER_PREVIOUS_VERSION),
     spark=spark(SPARK_VERSION),
     # What `spark-sql-kafka-0-10_2.13:4.0.0` needs beyond Spark's own jars/ (spark-sql is
     # `provided`); versions as Spark's POM declares them (kafka.version, commons-pool2.version).
@@ -277,16 +285,18 @@ class Compatible:
 
 #: Every release the catalog knows, and what it runs with. Java: Kafka 3.9 runs on Java 11, 17
 #: and 21, Kafka 4 brokers on 17 and 21 (https://kafka.apache.org/documentation/#java); ZooKeeper
-#: 3.8 on 8, 11 and 17 and later LTS releases (its administrator's guide, "Required Software");
+#: 3.8 and 3.9 on 8, 11, 17 and later LTS releases (their administrator's guide, "Required
+#: Software");
 #: Spark 4 on 17 and 21 (https://spark.apache.org/docs/4.0.0/#downloading). The lines each
 #: release is run with are the ones the suite's scenarios and drills run it with: Kafka 3.9.2 on
-#: ZooKeeper 3.8 (its own POM's client), the pipeline's connector (kafka-clients 3.9.0) on
-#: brokers 3.9 and, after the upgrade drills, 4.1.
+#: ZooKeeper 3.9, and on 3.8 (its own POM's client) until the ensemble's upgrade, the pipeline's
+#: connector (kafka-clients 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1.
 COMPATIBLE: tuple[Compatible, ...] = (
     Compatible("kafka", KAFKA_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
-               zookeeper_lines=("3.8",)),
+               zookeeper_lines=("3.8", "3.9")),
     Compatible("kafka", KAFKA_UPGRADE_VERSION, java=(17, 21), modes=("kraft",)),
     Compatible("zookeeper", ZOOKEEPER_VERSION, java=(8, 11, 17, 21)),
+    Compatible("zookeeper", ZOOKEEPER_PREVIOUS_VERSION, java=(8, 11, 17, 21)),
     Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1")),
 )
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import cache
 
 from .. import catalog, java, kraft_migration, model
-from ..defaults import setting
+from ..defaults import role_default
 from ..model import InventoryView
 from ..rules import cite
 from .finding import Finding
@@ -28,19 +29,33 @@ ROLES = (
 _SCALA_BUILD = re.compile(r"/kafka_(?P<scala>\d+\.\d+)-[^/]*$")
 
 
-def _value(view: InventoryView, host: str, key: str) -> str | None:
-    """The host's value of ``key``, its role's default when unset; None for a value the
-    inventory templates (the run decides it; the role's own checks see it there)."""
+@cache
+def _default(key: str) -> str:
+    """The role's default of ``key``: a release is the catalog's (the role's default names it
+    through a filter), a Java package is plain text."""
+    for name, _groups, version_key, _java_key in ROLES:
+        if key == version_key:
+            return catalog.CATALOG.component(name).version
+    return str(role_default(key))
+
+
+def _value(view: InventoryView, host: str, key: str, defaulted: bool = True) -> str | None:
+    """The host's value of ``key``, its role's default when unset (None unless ``defaulted``);
+    None for a value the inventory templates (the run decides it; the role's own checks see it
+    there)."""
     given = view.var(host, key)
     if isinstance(given, str) and "{{" in given:
         return None
-    return str(setting({} if given is None else {key: given}, key))
+    if given is None:
+        return _default(key) if defaulted else None
+    return str(given)
 
 
-def _by_value(view: InventoryView, hosts: list[str], key: str) -> dict[str, list[str]]:
+def _by_value(view: InventoryView, hosts: list[str], key: str,
+              defaulted: bool = True) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for host in hosts:
-        value = _value(view, host, key)
+        value = _value(view, host, key, defaulted)
         if value is not None:
             found[value].append(host)
     return found
@@ -113,8 +128,9 @@ def _connector_lines(releases: dict[str, dict[str, list[str]]]) -> Iterator[Find
 
 
 def _scala_builds(view: InventoryView) -> Iterator[Finding]:
+    # Unset, it is the catalog's own build.
     urls = _by_value(view, _hosts(view, (model.KAFKA_CONTROLLER, model.KAFKA_BROKER)),
-                     "kafka_broker_archive_url")
+                     "kafka_broker_archive_url", defaulted=False)
     for url, nodes in urls.items():
         found = _SCALA_BUILD.search(url.split("?", 1)[0])
         if found and found["scala"] != catalog.SCALA_BINARY_VERSION:

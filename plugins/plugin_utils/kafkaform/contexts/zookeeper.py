@@ -73,6 +73,12 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
 
 #: The class ZooKeeper runs as and the class that purges its files.
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+#: ZooKeeper 3.9 runs in FIPS mode unless told otherwise (the system property zookeeper.fips-mode,
+#: zookeeperAdmin.html), and in that mode it refuses DIGEST-MD5, the SASL mechanism members and
+#: clients log in with here (ZOOKEEPER-5043), so a 3.9 member could join no quorum. The logins
+#: travel inside mutual TLS. 3.8 has the property and its default is already false. SE-07, SE-08
+SASL_DIGEST_OPTIONS = ("-Dzookeeper.fips-mode=false",)
 PURGE_CLASS = "org.apache.zookeeper.server.PurgeTxnLog"
 
 #: The JAAS login sections: the server's (clients log in to it), the members' as quorum servers
@@ -302,7 +308,11 @@ def _member(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any],
     return _Member(host=host, get=get, model=model, data_dir=path("data_dir"),
                    log_dir=path("log_dir"), conf_dir=conf_dir, install_dir=install_dir,
                    txn_dir=data_log_dir(cluster, host), address=str(model["address"]),
-                   jaas_file=f"{conf_dir}/jaas.conf", classpath=f"{install_dir}/lib/*:{conf_dir}",
+                   jaas_file=f"{conf_dir}/jaas.conf",
+                   # The versioned directory, not the install_dir symlink: a member still
+                   # running the old release while the roll reaches the others keeps loading
+                   # its own jars (the artifact role names the directory so, ZK-01).
+                   classpath=f"{install_dir}-{get('version')}/lib/*:{conf_dir}",
                    java=f"{java_home}/bin/java")
 
 
@@ -422,6 +432,8 @@ def _sasl(member: _Member, enforced: bool, learner_requires: bool) -> dict[str, 
         "quorum_server_login_context": QUORUM_SERVER_LOGIN_CONTEXT,
         "quorum_learner_login_context": QUORUM_LEARNER_LOGIN_CONTEXT,
         "client_login_context": CLIENT_LOGIN_CONTEXT,
+        # What a JVM of this release (the member, ZooKeeperMain) needs to log in. SE-07
+        "jvm_options": list(SASL_DIGEST_OPTIONS),
         "kafka_user": KAFKA_USER,
         "quorum_user": QUORUM_USER,
     }
@@ -445,6 +457,7 @@ def _java(member: _Member, metrics: Mapping[str, Any]) -> dict[str, Any]:
             "-Djava.awt.headless=true",
             f"-Dlogback.configurationFile={member.conf_dir}/logback.xml",
             f"-Djava.security.auth.login.config={member.jaas_file}",
+            *SASL_DIGEST_OPTIONS,
             *([metrics["option"]] if metrics["enabled"] else []),
             *[str(o) for o in get("jvm_extra_opts")],
         ],

@@ -206,11 +206,12 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
     manifest = Manifest.load(options.mirror_dir / MANIFEST)
     built = 0
     if options.wants("zookeeper"):
-        zk = catalog.zookeeper
-        built += build_maven_component(
-            zk, zookeeper_recipe(zk), zookeeper_roots(zk), zookeeper_bom(zk),
-            zookeeper_members, options, manifest, "sha512sum",
-        )  # fmt: skip
+        # The release new ensembles run, and the one ensembles built before run until upgraded.
+        for zk in (catalog.zookeeper, catalog.zookeeper_previous):
+            built += build_maven_component(
+                zk, zookeeper_recipe(zk), zookeeper_roots(zk), zookeeper_bom(zk),
+                zookeeper_members, options, manifest, "sha512sum",
+            )  # fmt: skip
     if options.wants("kafka"):
         # Kafka's own releases are signed with `gpg --print-md`: keep that shape, so roles meet
         # both checksum formats end to end.

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from ..catalog import Component
+from ..catalog import Component, release_key
 from .archive import Member, Recipe, file_member, jar_entry, text_member
 from .common import release_text
 
@@ -30,9 +30,16 @@ def zookeeper_roots(component: Component) -> list[str]:
     """Maven roots of the ZooKeeper release's lib/ (versions from ZooKeeper's parent POM).
 
     The release also ships zookeeper-prometheus-metrics, but 3.8.4's is not on Maven Central:
-    the mirror's ZooKeeper cannot enable `metricsProvider.className=...PrometheusMetricsProvider`.
+    the mirror's ZooKeeper does not enable `metricsProvider.className=...PrometheusMetricsProvider`
+    (the JMX exporter agent serves the metrics of every release alike).
     """
-    return [f"org.apache.zookeeper:zookeeper:{component.version}", *ZOOKEEPER_PROVIDED]
+    provided: tuple[str, ...] = ZOOKEEPER_PROVIDED
+    if release_key(component.version) >= (3, 9):
+        # zkCli moved to JLine 3, under org.jline; logback-classic, the logging the release
+        # ships, became an optional dependency, which Maven leaves out unless asked.
+        provided = (*("org.jline:jline" if a == "jline:jline" else a for a in provided),
+                    "ch.qos.logback:logback-classic")
+    return [f"org.apache.zookeeper:zookeeper:{component.version}", *provided]
 
 
 def zookeeper_bom(component: Component) -> str:

@@ -82,7 +82,8 @@ class Member:
         user through the member's client login, or anonymously with ``login=False``."""
         exp = self.expected
         java = exp["java"]["binary"]
-        jaas = [f"-Djava.security.auth.login.config={exp['sasl']['client_jaas_file']}"]
+        jaas = [f"-Djava.security.auth.login.config={exp['sasl']['client_jaas_file']}",
+                *exp["sasl"]["jvm_options"]]
         argv = [java, "-Xmx64m", f"-Dlogback.configurationFile={exp['conf_dir']}/logback.xml",
                 *(jaas if login else []),
                 "-cp", f"{exp['install_dir']}/lib/*", "org.apache.zookeeper.ZooKeeperMain",
