@@ -34,9 +34,6 @@ beginning with the ConsoleConsumer and prints the counts:
 + rollback: the same cluster taken to the soak point, then back to ZooKeeper mode by
   ``playbooks/kraft_rollback.yml`` under load: every broker runs in ZooKeeper mode again, no
   controller runs, no acknowledged message lost.
-+ upgrade: a KRaft cluster whose inventory raised kafka_broker_version, upgraded by
-  ``playbooks/kafka.yml`` under load: every controller and broker runs the new release after it,
-  metadata.version is the newest that release supports, no acknowledged message lost.
 + kill: SIGKILL of one broker's JVM under load (systemd restarts it); no acknowledged message may be
   lost.
 + time: each broker restarted alone, timed until the cluster is healthy again (restart plus
@@ -343,24 +340,6 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     return ok
 
 
-def upgraded(inventory: str) -> bool:
-    """Every controller and broker runs the inventory's kafka_broker_version, and the cluster's
-    metadata.version is the newest that release supports (KR-10)."""
-    data = inventory_list(inventory)
-    hostvars = data["_meta"]["hostvars"]
-    nodes = kafka_nodes(data)
-    version = str(hostvars[nodes[-1]].get("kafka_broker_version", ""))
-    running = {host: f"/kafka-{version}/libs/" in sh(
-        host, "tr '\\0' ' ' < /proc/$(systemctl show -p MainPID --value kafka)/cmdline")
-        for host in nodes}
-    features = json.loads(sh(nodes[-1], "/usr/local/sbin/kafkaform-kafka --dry-run features"))
-    raised = features["finalized"] == features["supported"] and \
-        features["supported"].startswith(".".join(version.split(".")[:2]) + "-")
-    print(f"nodes running Kafka {version}: {sum(running.values())} of {len(nodes)}; "
-          f"metadata.version {features['finalized']} (newest supported {features['supported']})")
-    return all(running.values()) and raised
-
-
 def secured_admin_client(inventory: str, host: str) -> str:
     """admin-client.properties as the kafka_broker role renders it on ``host`` once the cluster
     is secured (kafka_security_migration unset, as the inventory leaves it)."""
@@ -444,7 +423,7 @@ def _parser() -> argparse.ArgumentParser:
     # drills = resume, rotate and kill, the suite's; all = those, roll and time.
     parser.add_argument("--drill", choices=["roll", "resume", "rotate", "kill", "drills", "time",
                                             "all", "secure", "secure-zookeeper", "migrate",
-                                            "rollback", "upgrade"],
+                                            "rollback"],
                         default="all")
     # secure (never part of all: it needs a cluster an earlier release built open).
     parser.add_argument("--playbook", default="site.yml",
@@ -452,7 +431,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--client-port", type=int, default=9093,
                         help="secure: kafka_broker_port, the TLS client listener's new port")
     parser.add_argument("--engine", choices=["ansible", "pyinfra"], default="ansible",
-                        help="resume, upgrade: converge with the roles or the pyinfra deploys")
+                        help="resume: converge with the roles or the pyinfra deploys")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--throughput", type=int, default=50, help="messages a second")
     return parser
@@ -520,17 +499,6 @@ def migrate_drill(args: argparse.Namespace) -> bool:
     ], args.seconds, args.throughput)
 
 
-def upgrade_drill(args: argparse.Namespace) -> bool:
-    """Never part of all: it needs a KRaft cluster, version raised."""
-    def upgrade() -> float:
-        return (deploy_brokers(args.inventory, "kafkaform.deploys.site.kafka")
-                if args.engine == "pyinfra" else playbook(args.inventory, "kafka.yml"))
-    return phases_under_load(args.inventory, "upgrade", [
-        (f"controllers, then brokers, onto the new release ({args.engine}); "
-         "metadata.version raised", upgrade),
-    ], args.seconds, args.throughput, lambda hosts: upgraded(args.inventory))
-
-
 def rotate_drill(args: argparse.Namespace) -> bool:
     return rotation_under_load(args.inventory, args.seconds, args.throughput)
 
@@ -574,7 +542,6 @@ DRILLS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], bool]], ...]
     (("secure-zookeeper",), secure_zookeeper_drill),
     (("rollback",), rollback_drill),
     (("migrate",), migrate_drill),
-    (("upgrade",), upgrade_drill),
     (("rotate", "drills", "all"), rotate_drill),
     (("kill", "drills", "all"), kill_drill),
     (("time", "all"), time_drill),

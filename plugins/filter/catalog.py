@@ -22,7 +22,7 @@ def release_version(name: str) -> str:
 
 
 def upgrade_version(name: str) -> str:
-    """The release a cluster upgrades to: Kafka's first line without ZooKeeper mode (KR-10)."""
+    """The release a KRaft cluster upgrades to: the newest Kafka 4.x the catalog knows (KR-10)."""
     if name != "kafka":
         raise KeyError(f"the catalog names an upgrade release for kafka only, not {name!r}")
     return module("catalog").CATALOG.kafka_upgrade.version

@@ -421,17 +421,64 @@ def test_features_raises_metadata_version_alone_to_the_newest_the_release_suppor
         raised: bool) -> None:
     """KR-10: metadata.version follows the release; kraft.version and the other features are
     left alone (they change what the quorum and clients do)."""
-    answers = {"describe": FEATURES.format(finalized=finalized), "version-mapping": MAPPING}
+    changed = feature_calls(helper, FEATURES.format(finalized=finalized))
+    assert json.loads(capsys.readouterr().out) == {
+        "finalized": finalized, "supported": "4.1-IV1", "raised": raised, "features": {},
+        "changed": raised, "levels": {"kraft.version": "0", "metadata.version": finalized}}
+    assert changed == ([("--bootstrap-server", "k1:9091", "upgrade", "--feature",
+                         "metadata.version=27")] if raised else [])
+
+
+# The features of a cluster whose metadata.version is behind and whose transaction.version and
+# group.version are not yet raised, as Kafka 4.4's tool prints them.
+FEATURES_44 = FEATURES.replace("4.1-IV1", "4.4-IV0") + (
+    "Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\t"
+    "FinalizedVersionLevel: 0\tEpoch: 412\n"
+    "Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\t"
+    "FinalizedVersionLevel: 1\tEpoch: 412\n")
+
+
+def feature_calls(helper: ModuleType, described: str, wanted: tuple[str, ...] = ()
+                  ) -> list[tuple[str, ...]]:
+    """The changes ``features`` makes on a cluster describing ``described``."""
+    answers = {"describe": described,
+               "version-mapping": MAPPING.replace("27 (4.1-IV1)", "30 (4.4-IV0)")
+               if "4.4-IV0" in described else MAPPING}
     changed: list[tuple[str, ...]] = []
     tools = SimpleNamespace(
         admin=lambda: ["--bootstrap-server", "k1:9091"],
         run=lambda main, *args, check=True: SimpleNamespace(stdout=answers[args[2]], stderr=""),
         change=lambda main, *args: changed.append(args))
-    assert helper.features(tools) == 0
-    assert json.loads(capsys.readouterr().out) == {
-        "finalized": finalized, "supported": "4.1-IV1", "raised": raised}
-    assert changed == ([("--bootstrap-server", "k1:9091", "upgrade", "--feature",
-                         "metadata.version=27")] if raised else [])
+    assert helper.features(tools, "", wanted) == 0
+    return changed
+
+
+def test_features_raises_the_named_features_one_by_one_after_metadata_version_never_kraft(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    """KR-13: each named feature is raised on its own, after metadata.version; one already at
+    or above its level stays; kraft.version, not named, is never changed."""
+    described = FEATURES_44.format(finalized="4.1-IV1")
+    changed = feature_calls(helper, described, ("transaction.version=2", "group.version=1"))
+    upgrades = [call[call.index("--feature") + 1] for call in changed]
+    assert upgrades == ["metadata.version=30", "transaction.version=2", "group.version=1"]
+    assert not [u for u in upgrades if u.startswith("kraft.version")]
+    report = json.loads(capsys.readouterr().out)
+    assert report["features"] == {"transaction.version": {"from": 1, "to": 2},
+                                  "group.version": {"from": 0, "to": 1}}
+    assert report["changed"] and report["levels"]["kraft.version"] == "0"
+    assert feature_calls(helper, described.replace("4.1-IV1", "4.4-IV0"),
+                         ("transaction.version=1",)) == []
+
+
+@pytest.mark.parametrize(("wanted", "message"), [
+    (("share.version=1",), r"no feature share\.version; it has group\.version, kraft\.version"),
+    (("transaction.version=3",), r"transaction\.version 3 is past the newest level this "
+                                 r"release supports, 2"),
+])
+def test_features_refuses_a_feature_the_release_does_not_have(
+        helper: ModuleType, wanted: tuple[str, ...], message: str) -> None:
+    with pytest.raises(SystemExit, match=message):
+        feature_calls(helper, FEATURES_44.format(finalized="4.4-IV0"), wanted)
 
 
 class Recorder:

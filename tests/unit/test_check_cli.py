@@ -44,6 +44,13 @@ def test_lab_inventory_is_valid() -> None:
     assert "8 hosts, no errors" in result.stderr
 
 
+def test_kraft_lab_inventory_is_valid() -> None:
+    result = kafkaform("check", "-i", str(ROOT / "inventory" / "lab-kraft"))
+    assert result.returncode == 0, result.stderr
+    # As for the lab: the controllers take the ensemble's place.
+    assert "8 hosts, no errors" in result.stderr
+
+
 def test_bad_inventory_exits_1_naming_hosts_and_rules(tmp_path: Path) -> None:
     result = kafkaform("check", "-i", str(bad_inventory(tmp_path)))
     assert result.returncode == 1

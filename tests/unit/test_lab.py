@@ -6,8 +6,10 @@ import argparse
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kafkaform import lab, lab_hosts, lab_image, lab_state
+from kafkaform.catalog import CATALOG
 from kafkaform.podman import CommandError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,6 +68,21 @@ def test_the_lab_inventory_maps_to_the_expected_hosts() -> None:
     assert hosts["kf-zk2"].disks == ("/dev/kfdata0",)
     assert hosts["kf-zk2"].groups == ("zookeeper",)
     assert hosts["kf-kafka3"].rack == "lab-b"
+
+
+def test_the_kraft_lab_runs_the_catalogs_newest_kafka_on_the_lab_platform() -> None:
+    """inventory/lab-kraft: the same platform as inventory/lab (its settings are that file),
+    3 controllers in 3 racks instead of the ensemble, on the release new KRaft clusters run."""
+    kraft = REPO / "inventory" / "lab-kraft"
+    hosts = {h.name: h for h in lab_hosts.load_inventory(kraft)}
+    zookeeper_lab = {h.name for h in lab_hosts.load_inventory(REPO / "inventory" / "lab")}
+    assert set(hosts) == {n for n in zookeeper_lab if not n.startswith("kf-zk")} | {
+        "kf-ctl1", "kf-ctl2", "kf-ctl3"}
+    assert {hosts[f"kf-ctl{i}"].rack for i in (1, 2, 3)} == {"lab-a", "lab-b", "lab-c"}
+    assert (kraft / "group_vars" / "all" / "common.yml").resolve() == \
+        REPO / "inventory" / "lab" / "group_vars" / "all.yml"
+    settings = yaml.safe_load((kraft / "group_vars" / "all" / "kraft.yml").read_text())
+    assert settings["kafka_broker_version"] == CATALOG.kafka_upgrade.version
 
 
 def test_disk_files_are_per_host_and_device(tmp_path: Path) -> None:

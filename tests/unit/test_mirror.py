@@ -23,7 +23,7 @@ from typing import BinaryIO
 import pytest
 
 from kafkaform import catalog, lab_image, mirror
-from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, join_url
+from kafkaform.catalog import APACHE_DIST_ROOT, CATALOG, Component, join_url
 from kafkaform.checksum import file_sha512, parse_sha512
 from kafkaform.cli import build_parser
 from kafkaform.mirror import common as mirror_common
@@ -48,6 +48,18 @@ def fake_jars(directory: Path, names: list[str]) -> list[Path]:
         path.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: a valid jar with no entries
         paths.append(path)
     return paths
+
+
+def kafka_jars(directory: Path, component: Component, *others: str,
+               leave_out: str = "") -> list[Path]:
+    """The release's jars as far as the layout looks into them: its core jar holding the main
+    class of every script (but ``leave_out``), and empty ``others``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    core = directory / f"kafka_2.13-{component.version}.jar"
+    with zipfile.ZipFile(core, "w") as jar:
+        for main in set(mirror.kafka_layout(component).scripts.values()) - {leave_out}:
+            jar.writestr(main.split()[0].replace(".", "/") + ".class", b"")
+    return [core, *fake_jars(directory, list(others))]
 
 
 # ------------------------------------------------------------------------------------ catalog
@@ -195,7 +207,7 @@ def test_extract_safely_refuses_what_would_land_outside(tmp_path: Path,
 
 def test_kafka_layout_has_the_release_directories(tmp_path: Path) -> None:
     version = CATALOG.kafka.version
-    jars = fake_jars(tmp_path, [f"kafka_2.13-{version}.jar", f"kafka-tools-{version}.jar"])
+    jars = kafka_jars(tmp_path, CATALOG.kafka, f"kafka-tools-{version}.jar")
     members = {m.path: m for m in mirror.kafka_members(CATALOG.kafka, jars)}
     assert {path.split("/")[0] for path in members} >= {"bin", "config", "libs"}
     assert f"libs/kafka-tools-{version}.jar" in members
@@ -210,8 +222,9 @@ def test_kafka_layout_has_the_release_directories(tmp_path: Path) -> None:
 def test_kafka_4_layout_logs_with_log4j2_and_has_no_zookeeper_scripts(tmp_path: Path) -> None:
     upgrade = CATALOG.kafka_upgrade
     version = upgrade.version
-    jars = fake_jars(tmp_path, [f"kafka_2.13-{version}.jar", "log4j-core-2.25.3.jar",
-                                "log4j-slf4j-impl-2.25.3.jar"])
+    log4j = mirror.KAFKA4_LOG4J[version]
+    jars = kafka_jars(tmp_path, upgrade, f"log4j-core-{log4j}.jar",
+                      f"log4j-slf4j-impl-{log4j}.jar")
     members = {m.path: m for m in mirror.kafka_members(upgrade, jars)}
     assert {"config/log4j2.yaml", "config/tools-log4j2.yaml"} <= set(members)
     assert not {"config/log4j.properties", "config/zookeeper.properties"} & set(members)
@@ -220,11 +233,37 @@ def test_kafka_4_layout_logs_with_log4j2_and_has_no_zookeeper_scripts(tmp_path: 
         members["bin/kafka-console-producer.sh"].data or b"")
     assert b"-Dlog4j2.configurationFile=" in (members["bin/kafka-server-start.sh"].data or b"")
     assert b"log4j2.yaml" in (members["bin/kafka-run-class.sh"].data or b"")
-    assert mirror.kafka_roots(upgrade)[-1] == mirror.KAFKA4_SLF4J_BINDING
+    assert mirror.kafka_roots(upgrade)[-1] == mirror.kafka4_slf4j_binding(version)
     assert mirror.kafka_recipe(upgrade).digest() != mirror.kafka_recipe(CATALOG.kafka).digest()
 
 
-@pytest.mark.parametrize("release", ["kafka", "kafka_upgrade"])
+@pytest.mark.parametrize(("version", "configs", "dump_log"), [
+    ("3.9.2", "kafka.admin.ConfigCommand", "kafka.tools.DumpLogSegments"),
+    ("4.1.2", "kafka.admin.ConfigCommand", "kafka.tools.DumpLogSegments"),
+    ("4.3.0", "kafka.admin.ConfigCommand", "org.apache.kafka.tools.DumpLogSegments"),
+    ("4.4.0", "org.apache.kafka.tools.ConfigCommand", "org.apache.kafka.tools.DumpLogSegments"),
+])
+def test_each_release_scripts_call_the_classes_of_its_line(version: str, configs: str,
+                                                           dump_log: str) -> None:
+    assert mirror.kafka_main_class(version, "kafka-configs.sh") == configs
+    assert mirror.kafka_main_class(version, "kafka-dump-log.sh") == dump_log
+
+
+def test_a_script_whose_class_the_release_moved_fails_the_build(tmp_path: Path) -> None:
+    upgrade = CATALOG.kafka_upgrade
+    log4j = mirror.KAFKA4_LOG4J[upgrade.version]
+    jars = kafka_jars(tmp_path, upgrade, f"log4j-core-{log4j}.jar",
+                      leave_out=mirror.kafka_main_class(upgrade.version, "kafka-configs.sh"))
+    with pytest.raises(mirror.MirrorError, match=r"ConfigCommand.*kafka-configs\.sh.*MOVED"):
+        mirror.kafka_members(upgrade, jars)
+
+
+def test_a_kafka_4_release_without_a_log4j_version_is_refused() -> None:
+    with pytest.raises(mirror.MirrorError, match=r"kafka 4\.9\.9: .*KAFKA4_LOG4J"):
+        mirror.kafka_roots(catalog.kafka("4.9.9"))
+
+
+@pytest.mark.parametrize("release", ["kafka", "kafka_upgrade", "kafka_upgrade_previous"])
 def test_each_kafka_layout_points_its_scripts_at_its_own_logging_files(release: str) -> None:
     layout = mirror.kafka_layout(getattr(CATALOG, release))
     tools = re.search(r"\$base_dir/config/([\w.-]+)", layout.run_class)
@@ -236,7 +275,7 @@ def test_each_kafka_layout_points_its_scripts_at_its_own_logging_files(release: 
 
 def test_kafka_4_binding_must_match_the_log4j_maven_resolves(tmp_path: Path) -> None:
     jars = fake_jars(tmp_path, ["log4j-core-2.99.0.jar", "log4j-slf4j-impl-2.25.3.jar"])
-    with pytest.raises(mirror.MirrorError, match=r"log4j-core-2\.99\.0\.jar.*KAFKA4_SLF4J_BINDING"):
+    with pytest.raises(mirror.MirrorError, match=r"log4j-core-2\.99\.0\.jar.*KAFKA4_LOG4J"):
         mirror.kafka_members(CATALOG.kafka_upgrade, jars)
 
 

@@ -1,6 +1,7 @@
 """The preflight's release rules (kafkaform.checks.releases): a release, Java, ZooKeeper line,
 connector line or Scala build the catalog does not know is refused with its hosts and the fix
-(KF-05), and so is a KRaft broker newer than its controllers (KR-12)."""
+(KF-05), and so is a KRaft broker newer than its controllers (KR-12) and a feature an upgrade
+must not raise (KR-13)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _set(spec: Spec, group: str, key: str, value: Any, hosts: tuple[str, ...] = 
 def found(spec: Spec, cluster: dict[str, Any] | None = None) -> list[tuple[str, set[str], str]]:
     """Each release finding as (rule, hosts, message and fix)."""
     return [(f.rule, set(f.hosts), f"{f.message}. Fix: {f.fix}") for f in errors_of(spec, cluster)
-            if f.rule in ("KF-05", "KR-12")]
+            if f.rule in ("KF-05", "KR-12", "KR-13")]
 
 
 def test_the_defaults_are_a_combination_the_catalog_knows() -> None:
@@ -38,8 +39,8 @@ def test_the_defaults_are_a_combination_the_catalog_knows() -> None:
 
 @pytest.mark.parametrize(("group", "key", "value", "hosts", "says"), [
     ("kafka_broker", "kafka_broker_version", "3.9.1", ("k2",),
-     f"kafka_broker_version 3.9.1 is not a release kafkaform's catalog knows. Fix: use {OLD} or "
-     f"{NEW}"),
+     f"kafka_broker_version 3.9.1 is not a release kafkaform's catalog knows. Fix: use {OLD}, "
+     f"{NEW} or {catalog.KAFKA_UPGRADE_PREVIOUS_VERSION}"),
     ("zookeeper", "zookeeper_version", "3.7.2", (),
      f"zookeeper_version 3.7.2 is not a release kafkaform's catalog knows. Fix: use "
      f"{catalog.ZOOKEEPER_VERSION} or {catalog.ZOOKEEPER_PREVIOUS_VERSION}"),
@@ -87,7 +88,8 @@ def test_the_pipelines_connector_runs_against_the_lines_it_was_run_with(
                 "kafka_controller", "kafka_broker_version", NEW)
     [(rule, hosts, text)] = found(spec)
     assert (rule, hosts) == ("KF-05", {"sm", "sw1"})
-    assert text == (f"Spark {catalog.SPARK_VERSION}'s Kafka connector is not run with Kafka 4.1 "
+    assert text == (f"Spark {catalog.SPARK_VERSION}'s Kafka connector is not run with Kafka "
+                    f"{catalog.release_line(NEW)} "
                     f"brokers (kafka_broker_version {NEW}). Fix: run the brokers on Kafka 3.9, "
                     "or Spark on a release whose connector is run with them")
 
@@ -135,3 +137,28 @@ def test_an_unset_release_or_java_is_the_roles_default() -> None:
     for _name, _groups, version_key, java_key in releases.ROLES:
         for key in (version_key, java_key):
             assert releases._default(key) == str(setting({}, key))
+
+
+@pytest.mark.parametrize(("levels", "says"), [
+    ({"transaction.version": 2, "group.version": 1}, None),
+    ({"kraft.version": 1}, "kafka_broker_feature_levels: kraft.version would turn the static "
+     "controller quorum (controller.quorum.voters) dynamic, for good, and kafkaform runs a static "
+     "one. Fix: remove kraft.version from kafka_broker_feature_levels"),
+    ({"metadata.version": 30}, "kafka_broker_feature_levels: metadata.version follows the "
+     "release on its own. Fix: remove it from kafka_broker_feature_levels; "
+     "kafka_broker_upgrade_metadata_version decides when it is raised"),
+    ({"Transaction": 2}, "'Transaction' is not a Kafka feature name"),
+    ({"group.version": "one"}, "group.version: 'one' is not a feature level. Fix: give "
+     "group.version a whole level, 0 or more"),
+    ({"group.version": True}, "group.version: True is not a feature level"),
+])
+def test_an_upgrade_raises_only_named_features_and_never_kraft_version(
+        levels: dict[str, Any], says: str | None) -> None:
+    spec = _set(_set(kraft("a", "b", "c"), "kafka_broker", "kafka_broker_feature_levels", levels),
+                "kafka_controller", "kafka_broker_feature_levels", levels)
+    if says is None:
+        assert found(spec) == []
+        return
+    [(rule, hosts, text)] = found(spec)
+    assert rule == "KR-13" and hosts == set(spec["kafka_broker"]) | set(spec["kafka_controller"])
+    assert says in text

@@ -10,9 +10,13 @@ are unreachable from the build machines:
 
 * Kafka 3.9.2: newest 3.9.x of `org.apache.kafka:kafka_2.13` (3.9 is the last line with ZooKeeper).
   What a new cluster runs, in ZooKeeper or KRaft mode.
-* Kafka 4.1.2: the release a cluster upgrades to once it runs in KRaft mode (4.x has no ZooKeeper
-  mode). Newest patch of the 4.1 line, whose upgrade notes cover 3.3 and later KRaft clusters; the
-  mirror carries both releases, so the upgrade is a version raised in the inventory.
+* Kafka 4.4.0: newest 4.x of `org.apache.kafka:kafka_2.13`, the release a cluster upgrades to
+  once it runs in KRaft mode (4.x has no ZooKeeper mode). Kafka's upgrade notes take KRaft
+  clusters from 3.3 and later straight to the newest 4.x
+  (https://kafka.apache.org/43/getting-started/upgrade/ for 4.3, the same for 4.4); the mirror
+  carries the releases, so the upgrade is a version raised in the inventory.
+* Kafka 4.1.2: what KRaft clusters upgraded to before; the mirror keeps it, so they go on to
+  4.4.0 in a run, the 4.x to 4.y upgrade.
 * ZooKeeper 3.9.5: newest 3.9.x of `org.apache.zookeeper:zookeeper` whose dependencies resolve
   (3.9.6's do not). What a new ensemble runs. Kafka 3.9.2's own POM pins the 3.8.4 client, which
   a 3.9 ensemble serves (ZooKeeper keeps its client protocol across 3.x).
@@ -159,6 +163,7 @@ class Catalog:
 
     kafka: Component
     kafka_upgrade: Component
+    kafka_upgrade_previous: Component
     zookeeper: Component
     zookeeper_previous: Component
     spark: Component
@@ -170,7 +175,7 @@ class Catalog:
     def components(self) -> tuple[Component, ...]:
         """The release archives, in build order (smallest first)."""
         return (self.zookeeper, self.zookeeper_previous, self.kafka, self.kafka_upgrade,
-                self.spark)
+                self.kafka_upgrade_previous, self.spark)
 
     def component(self, name: str) -> Component:
         """Look a component up by name (the version a new cluster gets); raise KeyError listing
@@ -227,7 +232,8 @@ RELEASES: dict[str, Callable[[str], Component]] = {
 }
 
 KAFKA_VERSION = "3.9.2"
-KAFKA_UPGRADE_VERSION = "4.1.2"
+KAFKA_UPGRADE_VERSION = "4.4.0"
+KAFKA_UPGRADE_PREVIOUS_VERSION = "4.1.2"
 ZOOKEEPER_VERSION = "3.9.5"
 ZOOKEEPER_PREVIOUS_VERSION = "3.8.4"
 SPARK_VERSION = "4.0.0"
@@ -237,6 +243,7 @@ KAFKA_PYTHON_VERSION = "3.0.12"
 CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
     kafka_upgrade=kafka(KAFKA_UPGRADE_VERSION),
+    kafka_upgrade_previous=kafka(KAFKA_UPGRADE_PREVIOUS_VERSION),
     zookeeper=zookeeper(ZOOKEEPER_VERSION),
     zookeeper_previous=zookeeper(ZOOKEEPER_PREVIOUS_VERSION),
     spark=spark(SPARK_VERSION),
@@ -290,14 +297,15 @@ class Compatible:
 #: Spark 4 on 17 and 21 (https://spark.apache.org/docs/4.0.0/#downloading). The lines each
 #: release is run with are the ones the suite's scenarios and drills run it with: Kafka 3.9.2 on
 #: ZooKeeper 3.9, and on 3.8 (its own POM's client) until the ensemble's upgrade, the pipeline's
-#: connector (kafka-clients 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1.
+#: connector (kafka-clients 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1 and 4.4.
 COMPATIBLE: tuple[Compatible, ...] = (
     Compatible("kafka", KAFKA_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
                zookeeper_lines=("3.8", "3.9")),
     Compatible("kafka", KAFKA_UPGRADE_VERSION, java=(17, 21), modes=("kraft",)),
+    Compatible("kafka", KAFKA_UPGRADE_PREVIOUS_VERSION, java=(17, 21), modes=("kraft",)),
     Compatible("zookeeper", ZOOKEEPER_VERSION, java=(8, 11, 17, 21)),
     Compatible("zookeeper", ZOOKEEPER_PREVIOUS_VERSION, java=(8, 11, 17, 21)),
-    Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1")),
+    Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1", "4.4")),
 )
 
 

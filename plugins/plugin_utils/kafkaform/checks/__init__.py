@@ -22,7 +22,7 @@ from .kafka_settings import (
 )
 from .os_tuning import data_disk_declarations, kernel_settings, sysctl_settings
 from .ports import host_ports, listener_ports
-from .releases import controllers_first, release_catalog
+from .releases import controllers_first, feature_levels, release_catalog
 from .spark import (
     pipeline_executor_fits,
     pipeline_sources,
@@ -74,6 +74,7 @@ RULES: tuple[Rule, ...] = (
     kafka_release_mode,
     release_catalog,
     controllers_first,
+    feature_levels,
     brokers_span_racks,
     replication,
     spark_needs_master,

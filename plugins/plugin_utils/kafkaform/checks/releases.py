@@ -29,6 +29,11 @@ ROLES = (
 _SCALA_BUILD = re.compile(r"/kafka_(?P<scala>\d+\.\d+)-[^/]*$")
 
 
+def _one_of(choices: list[str]) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 2 else choices)
+
+
 @cache
 def _default(key: str) -> str:
     """The role's default of ``key``: a release is the catalog's (the role's default names it
@@ -77,7 +82,7 @@ def release_catalog(view: InventoryView) -> Iterator[Finding]:
         for version, on in releases[name].items():
             known = catalog.compatible(name, version)
             if known is None:
-                versions = " or ".join(catalog.known_versions(name))
+                versions = _one_of(catalog.known_versions(name))
                 yield Finding(cite("KF-05"), f"{version_key} {version} is not a release "
                               "kafkaform's catalog knows", f"use {versions} (kafkaform.catalog)",
                               tuple(on))
@@ -106,7 +111,7 @@ def _zookeeper_lines(view: InventoryView,
         for zk_version, members in releases["zookeeper"].items():
             line = catalog.release_line(zk_version)
             if catalog.compatible("zookeeper", zk_version) and line not in known.zookeeper_lines:
-                lines = " or ".join(known.zookeeper_lines)
+                lines = _one_of(list(known.zookeeper_lines))
                 yield Finding(cite("KF-05"), f"Kafka {version} is not run with ZooKeeper {line} "
                               f"(zookeeper_version {zk_version} on {', '.join(members)})",
                               f"run the ensemble on ZooKeeper {lines}", tuple(brokers))
@@ -120,7 +125,7 @@ def _connector_lines(releases: dict[str, dict[str, list[str]]]) -> Iterator[Find
         for kafka_version in releases["kafka"]:
             line = catalog.release_line(kafka_version)
             if catalog.compatible("kafka", kafka_version) and line not in known.kafka_lines:
-                lines = " or ".join(known.kafka_lines)
+                lines = _one_of(list(known.kafka_lines))
                 yield Finding(cite("KF-05"), f"Spark {version}'s Kafka connector is not run with "
                               f"Kafka {line} brokers (kafka_broker_version {kafka_version})",
                               f"run the brokers on Kafka {lines}, or Spark on a release whose "
@@ -158,3 +163,40 @@ def controllers_first(view: InventoryView) -> Iterator[Finding]:
                       f"{', '.join(controllers[oldest])} on {oldest}", "raise "
                       "kafka_broker_version on every controller first (a run rolls them), "
                       "then on the brokers", tuple(newer))
+
+
+#: Kafka's feature names: lower-case words joined by dots, ending in ".version".
+_FEATURE_NAME = re.compile(r"^[a-z]+(\.[a-z]+)*\.version$")
+
+
+def feature_levels(view: InventoryView) -> Iterator[Finding]:
+    """The features an upgrade raises by name (KR-13): Kafka's feature names with whole levels;
+    not metadata.version (kafka_broker_upgrade_metadata_version raises it), not kraft.version
+    (raised, it makes the static controller quorum kafkaform runs dynamic, for good)."""
+    by_problem: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for host in [*view.members(model.KAFKA_CONTROLLER), *view.members(model.KAFKA_BROKER)]:
+        levels = view.var(host, "kafka_broker_feature_levels")
+        if not isinstance(levels, dict):
+            continue  # unset, or templated: the role's argument spec checks its type
+        for name, level in levels.items():
+            if name == "kraft.version":
+                problem = ("kraft.version would turn the static controller quorum "
+                           "(controller.quorum.voters) dynamic, for good, and kafkaform runs a "
+                           "static one", "remove kraft.version from kafka_broker_feature_levels")
+            elif name == "metadata.version":
+                problem = ("metadata.version follows the release on its own",
+                           "remove it from kafka_broker_feature_levels; "
+                           "kafka_broker_upgrade_metadata_version decides when it is raised")
+            elif not _FEATURE_NAME.match(str(name)):
+                problem = (f"{name!r} is not a Kafka feature name",
+                           "name features as kafka-features.sh describe lists them "
+                           "(transaction.version, group.version)")
+            elif isinstance(level, bool) or not isinstance(level, int) or level < 0:
+                problem = (f"{name}: {level!r} is not a feature level",
+                           f"give {name} a whole level, 0 or more")
+            else:
+                continue
+            by_problem[problem].append(host)
+    for (message, fix), hosts in by_problem.items():
+        yield Finding(cite("KR-13"), f"kafka_broker_feature_levels: {message}", fix,
+                      tuple(hosts))

@@ -290,8 +290,9 @@ def _kafka_node(group: str) -> None:
         python.call(name="Converge the declared topics, users and ACLs",
                     function=_converge_declared, tool=p.admin_argv, declared=declared)
     if first and _raises_metadata_version(p, restarting=might_restart):
-        python.call(name="Raise metadata.version to the release every Kafka node runs [KR-10]",
-                    function=_raise_metadata_version, argv=[*p.admin_argv, "features"])
+        python.call(name="Raise metadata.version to the release every Kafka node runs, then each "
+                    "named feature [KR-10, KR-13]",
+                    function=_raise_metadata_version, argv=p.features_argv)
 
 
 def _raises_metadata_version(p: KafkaBrokerPlan, restarting: bool) -> bool:
@@ -308,8 +309,8 @@ def _raises_metadata_version(p: KafkaBrokerPlan, restarting: bool) -> bool:
     if restarting:
         return True
     try:
-        answer = host.get_fact(AdminAnswer, argv=(*p.admin_argv, "--dry-run", "features"))
-        return bool(json.loads(answer)["raised"])
+        answer = host.get_fact(AdminAnswer, argv=(*p.features_argv, "--dry-run"))
+        return bool(json.loads(answer)["changed"])
     except (ValueError, KeyError, TypeError):
         return True  # the cluster cannot answer yet: ask it again once the nodes are up
 

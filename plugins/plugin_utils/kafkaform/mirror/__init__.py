@@ -34,7 +34,15 @@ from .archive import (
 from .build import default_mirror_dir
 from .cli import add_commands, handle_build, handle_serve
 from .common import MirrorError, run_tool
-from .kafka import KAFKA4_SLF4J_BINDING, kafka_layout, kafka_members, kafka_recipe, kafka_roots
+from .kafka import (
+    KAFKA4_LOG4J,
+    kafka4_slf4j_binding,
+    kafka_layout,
+    kafka_main_class,
+    kafka_members,
+    kafka_recipe,
+    kafka_roots,
+)
 from .maven import (
     CENTRAL_MIRROR_ID,
     CENTRAL_MIRROR_OF,
@@ -51,7 +59,7 @@ __all__ = [
     "CENTRAL_MIRROR_ID",
     "CENTRAL_MIRROR_OF",
     "DEFAULT_EPOCH",
-    "KAFKA4_SLF4J_BINDING",
+    "KAFKA4_LOG4J",
     "MANIFEST",
     "SUPER_POM_ENTRY",
     "Manifest",
@@ -65,7 +73,9 @@ __all__ = [
     "file_member",
     "handle_build",
     "handle_serve",
+    "kafka4_slf4j_binding",
     "kafka_layout",
+    "kafka_main_class",
     "kafka_members",
     "kafka_recipe",
     "kafka_roots",

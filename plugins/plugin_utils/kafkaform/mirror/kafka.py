@@ -5,27 +5,39 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..catalog import Component, kafka_major
+from ..catalog import Component, kafka_major, release_key
 from .archive import Member, Recipe, file_member, jar_entry, text_member
 from .common import MirrorError, release_text
 from .maven import resolved_version_of
 
 #: Kafka 4's POMs declare log4j-core but not the SLF4J binding its release ships in libs/:
-#: without it the broker logs nothing. Its version must be the log4j-core Maven resolves.
-KAFKA4_SLF4J_BINDING = "org.apache.logging.log4j:log4j-slf4j-impl:2.25.3"
+#: without it the broker logs nothing. Per Kafka 4 release, the log4j version its POM resolves,
+#: which the binding must match.
+KAFKA4_LOG4J = {"4.1.2": "2.25.3", "4.4.0": "2.25.5"}
+
+
+def kafka4_slf4j_binding(version: str) -> str:
+    """The Maven coordinate of the SLF4J binding a Kafka 4 release ships."""
+    if version not in KAFKA4_LOG4J:
+        raise MirrorError(
+            f"kafka {version}: no log4j version for its SLF4J binding; add the log4j-core"
+            " version its POM resolves to KAFKA4_LOG4J in kafkaform/mirror/kafka.py")
+    return f"org.apache.logging.log4j:log4j-slf4j-impl:{KAFKA4_LOG4J[version]}"
 
 
 def kafka_roots(component: Component) -> list[str]:
     """Maven roots of the Kafka release's libs/: the broker and the command-line tools (and on
     Kafka 4 the logging binding)."""
+    four = kafka_major(component.version) >= 4
     return [
         f"org.apache.kafka:kafka_2.13:{component.version}",
         f"org.apache.kafka:kafka-tools:{component.version}",
-        *([KAFKA4_SLF4J_BINDING] if kafka_major(component.version) >= 4 else []),
+        *([kafka4_slf4j_binding(component.version)] if four else []),
     ]
 
 
@@ -34,11 +46,11 @@ def check_kafka_binding(component: Component, jars: Sequence[Path]) -> None:
     if kafka_major(component.version) < 4:
         return
     core = resolved_version_of("log4j-core", jars)
-    binding = KAFKA4_SLF4J_BINDING.rsplit(":", 1)[1]
+    binding = kafka4_slf4j_binding(component.version).rsplit(":", 1)[1]
     if core is None or core.name != f"log4j-core-{binding}.jar":
         raise MirrorError(
             f"kafka {component.version}: its POM resolves {core.name if core else 'no log4j-core'}"
-            f" but the SLF4J binding is {binding}; set KAFKA4_SLF4J_BINDING in"
+            f" but the SLF4J binding is {binding}; set its entry in KAFKA4_LOG4J in"
             " kafkaform/mirror/kafka.py to the same log4j version"
         )
 
@@ -73,6 +85,48 @@ KAFKA4_SCRIPTS = {
     "kafka-metadata-quorum.sh": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-features.sh": "org.apache.kafka.tools.FeatureCommand",
 }
+
+#: The tools Kafka 4 moved to org.apache.kafka.tools after 4.0, by the release line that moved
+#: them: each release's scripts call the classes of its own line and the ones before.
+KAFKA4_MOVED_TOOLS = {
+    (4, 3): {"kafka-dump-log.sh": "org.apache.kafka.tools.DumpLogSegments"},
+    (4, 4): {"kafka-configs.sh": "org.apache.kafka.tools.ConfigCommand"},
+}
+
+
+def kafka_scripts(version: str) -> dict[str, str]:
+    """The release's bin/ scripts and the main class each one runs."""
+    if kafka_major(version) < 4:
+        return KAFKA_SCRIPTS
+    scripts = dict(KAFKA4_SCRIPTS)
+    for line, moved in KAFKA4_MOVED_TOOLS.items():
+        if release_key(version)[:2] >= line:
+            scripts.update(moved)
+    return scripts
+
+
+def kafka_main_class(version: str, script: str) -> str:
+    """The main class ``script`` (kafka-configs.sh) of Kafka ``version`` runs."""
+    return kafka_scripts(version)[script]
+
+
+def check_main_classes(component: Component, scripts: dict[str, str],
+                       jars: Sequence[Path]) -> None:
+    """Every script's main class is in the release's jars: a class moved by a new release
+    fails the build here rather than on the hosts."""
+    classes: set[str] = set()
+    for jar in jars:
+        if jar.name.startswith(("kafka", "zookeeper")):
+            with zipfile.ZipFile(jar) as archive:
+                classes.update(name[:-len(".class")].replace("/", ".")
+                               for name in archive.namelist() if name.endswith(".class"))
+    missing = {script: main.split()[0] for script, main in scripts.items()
+               if main.split()[0] not in classes}
+    if missing:
+        raise MirrorError(
+            f"kafka {component.version}: no class {', '.join(sorted(set(missing.values())))} in"
+            f" its jars for {', '.join(sorted(missing))}; name the class the release moved it to"
+            " in KAFKA4_MOVED_TOOLS in kafkaform/mirror/kafka.py")
 
 #: The scripts' texts take the release's logging option where they read @LOGGING@ (log4j 1.x
 #: properties on Kafka 3, log4j2 YAML on Kafka 4): see :func:`kafka_layout`.
@@ -120,11 +174,12 @@ def kafka_layout(component: Component) -> KafkaLayout:
     run_class = release_text("kafka/bin/kafka-run-class.sh")
     server_start = release_text("kafka/bin/kafka-server-start.sh")
     server_stop = release_text("kafka/bin/kafka-server-stop.sh")
+    scripts = kafka_scripts(component.version)
     if kafka_major(component.version) < 4:
-        scripts, config, option = KAFKA_SCRIPTS, KAFKA3_CONFIG, "-Dlog4j.configuration=file:{}"
+        config, option = KAFKA3_CONFIG, "-Dlog4j.configuration=file:{}"
         tools_log, server_log = "tools-log4j.properties", "log4j.properties"
     else:
-        scripts, config, option = KAFKA4_SCRIPTS, KAFKA4_CONFIG, "-Dlog4j2.configurationFile={}"
+        config, option = KAFKA4_CONFIG, "-Dlog4j2.configurationFile={}"
         tools_log, server_log = "tools-log4j2.yaml", "log4j2.yaml"
     return KafkaLayout(
         scripts,
@@ -138,6 +193,7 @@ def kafka_members(component: Component, jars: Sequence[Path]) -> list[Member]:
     """The Kafka release layout: bin/, config/, libs/ (+ LICENSE/NOTICE from the kafka jar)."""
     layout = kafka_layout(component)
     check_kafka_binding(component, jars)
+    check_main_classes(component, layout.scripts, jars)
     members = [file_member(f"libs/{jar.name}", jar, executable=False) for jar in jars]
     members.append(text_member("bin/kafka-run-class.sh", layout.run_class, executable=True))
     members.append(text_member("bin/kafka-server-start.sh", layout.server_start, executable=True))

@@ -328,6 +328,9 @@ class KafkaBrokerPlan(WritesFiles):
     converge_acls: bool
     #: metadata.version follows the release once every Kafka node named here runs it (KR-10).
     raise_metadata_version: bool
+    #: The helper's call that raises it, then each feature the inventory names, one by one
+    #: (KR-13); append --dry-run to ask what it would change.
+    features_argv: list[str]
     kafka_nodes: list[str]
     #: SE-07, SE-10: at the tls_replication step, ACLs go on the znodes written before the
     #: brokers logged in, once (the marker remembers it); back at plaintext_replication, where
@@ -426,6 +429,9 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         converge_acls=broker and bool(_setting(settings, "acls")),
         raise_metadata_version=(kraft and broker and not _migrating(cluster)
                                 and bool(_setting(settings, "upgrade_metadata_version"))),
+        features_argv=[*admin, "features", *(
+            arg for name, level in sorted(dict(_setting(settings, "feature_levels") or {}).items())
+            for arg in ("--feature", f"{name}={level}"))],
         kafka_nodes=[*(str(c["host"]) for c in cluster.get("controllers", ())),
                      *(str(b["host"]) for b in cluster["brokers"])],
         secure_znodes=bool(kb["secure_existing_znodes"]) and not read.znodes_secured,

@@ -32,6 +32,7 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import acls
 from kafkaform.jvm import KAFKA_TOOL
+from kafkaform.mirror.kafka import kafka_main_class
 from kafkaform.model import CONTROLLER_LISTENER
 from kafkaform.plans.kafka_broker import KafkaBrokerPlan, host_read, kafka_broker_plan, parse_host
 from kafkaform.template_filters import parse_java_properties
@@ -45,7 +46,6 @@ from kafkaform.verify.conftest import (
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
-CONFIGS = "kafka.admin.ConfigCommand"
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,11 @@ class Broker:
         argv = [exp["java"]["binary"], *KAFKA_TOOL, *jvm, "-cp", exp["java"]["classpath"],
                 main_class, *args]
         return self.host.run(shlex.join(argv) + (" 2>&1" if errors_in_stdout else " 2>/dev/null"))
+
+    @property
+    def configs_class(self) -> str:
+        """ConfigCommand's class in the release this node runs (Kafka 4.4 moved it)."""
+        return kafka_main_class(str(self.expected["release"]), "kafka-configs.sh")
 
     def admin_tool(self, main_class: str, config_flag: str, *args: str) -> Any:
         """One of Kafka's tools as the brokers' principal, over the BROKER listener."""
@@ -305,8 +310,9 @@ def test_user_without_acls_is_denied(brokers: list[Broker], verify_topic: str) -
     user, password = f"kafkaform-verify-{uuid.uuid4().hex[:8]}", secrets.token_hex(16)
     scram = broker.client_config("scram", {
         "SCRAM-SHA-512": f"iterations=8192,password={password}"})
-    added = broker.admin_tool(CONFIGS, "--command-config", "--alter", "--entity-type", "users",
-                              "--entity-name", user, "--add-config-file", scram)
+    added = broker.admin_tool(broker.configs_class, "--command-config", "--alter",
+                              "--entity-type", "users", "--entity-name", user,
+                              "--add-config-file", scram)
     assert added.rc == 0, added.stdout + added.stderr
     try:
         config = broker.client_config("denied", broker.scram_config(user, password))
@@ -318,8 +324,9 @@ def test_user_without_acls_is_denied(brokers: list[Broker], verify_topic: str) -
         assert "Authorization failed" in result.stdout or "not authorized" in \
             result.stdout.lower() or "does not exist" in result.stdout, result.stdout[-2000:]
     finally:
-        broker.admin_tool(CONFIGS, "--command-config", "--alter", "--entity-type", "users",
-                          "--entity-name", user, "--delete-config", "SCRAM-SHA-512")
+        broker.admin_tool(broker.configs_class, "--command-config", "--alter",
+                          "--entity-type", "users", "--entity-name", user,
+                          "--delete-config", "SCRAM-SHA-512")
 
 
 def test_certificates_verify_against_the_cluster_ca_for_every_name(
@@ -412,8 +419,8 @@ def test_store_locations_come_only_from_server_properties(brokers: list[Broker])
     once; none may linger, or they would outrank server.properties on the next change."""
     broker = brokers[0]
     # Without --all, ConfigCommand lists only the dynamic configs, of every broker.
-    result = broker.admin_tool(CONFIGS, "--command-config", "--describe", "--entity-type",
-                               "brokers")
+    result = broker.admin_tool(broker.configs_class, "--command-config", "--describe",
+                               "--entity-type", "brokers")
     assert result.rc == 0 and "Dynamic configs for broker" in result.stdout, result.stdout[-2000:]
     lingering = [line.strip() for line in result.stdout.splitlines()
                  if re.match(r"\s*listener\.name\.[^.]+\.ssl\.(keystore|truststore)\.location=",
