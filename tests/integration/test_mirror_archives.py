@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
+import signal
 import socket
 import subprocess
 import tarfile
@@ -199,6 +201,71 @@ def test_zookeeper_serves_standalone_and_answers_srvr(zookeeper: int) -> None:
             time.sleep(0.3)
     assert f"Zookeeper version: {CATALOG.zookeeper.version}" in answer
     assert "Mode: standalone" in answer
+
+
+def zk_server(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the archive's bin/zkServer.sh, with no ZOO* settings from this environment."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ZOO")}
+    return subprocess.run([str(home / "bin" / "zkServer.sh"), *args], cwd=home, env=env,
+                          capture_output=True, text=True, timeout=90, check=False)
+
+
+def running(pid: int) -> bool:
+    """Whether the process lives (a zombie that its parent has not reaped yet does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("component", [CATALOG.zookeeper, CATALOG.zookeeper_previous],
+                         ids=lambda component: component.version)
+def test_zkserver_sh_starts_reports_and_stops_a_server(component: Component,
+                                                       tmp_path: Path) -> None:
+    """bin/zkServer.sh does the release script's everyday commands: start (a config named by
+    its file name in conf/), status, version, print-cmd, a refused second start, stop."""
+    home = unpack(component, tmp_path)
+    (port,) = free_ports(1)
+    data = tmp_path / "data"
+    cfg = home / "conf" / "standalone.cfg"
+    cfg.write_text(f"tickTime=2000\ndataDir={data}\nclientPort={port}\n"
+                   "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+                   "4lw.commands.whitelist=srvr\n")
+    pid_file = data / "zookeeper_server.pid"
+    pid = 0
+    try:
+        started = zk_server(home, "start", "standalone.cfg")
+        assert started.returncode == 0 and "Starting zookeeper ... STARTED" in started.stdout, \
+            started
+        pid = int(pid_file.read_text())
+        user = os.environ.get("USER") or pwd.getpwuid(os.getuid()).pw_name
+        assert (home / "logs" / f"zookeeper-{user}-server-{socket.gethostname()}.out").is_file()
+        deadline = time.monotonic() + 30
+        status = zk_server(home, "status", str(cfg))
+        while status.returncode != 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = zk_server(home, "status", str(cfg))
+        assert status.returncode == 0, status
+        assert f"Client port found: {port}. Client address: 127.0.0.1." in status.stdout
+        assert "Mode: standalone" in status.stdout
+        version = zk_server(home, "version")
+        assert f"Apache ZooKeeper, version {component.version} " in version.stdout, version
+        command = zk_server(home, "print-cmd", str(cfg)).stdout
+        assert f"org.apache.zookeeper.server.quorum.QuorumPeerMain {cfg}" in command, command
+        again = zk_server(home, "start", str(cfg))
+        assert again.returncode == 1 and f"already running as process {pid}." in again.stdout
+        assert running(pid) and int(pid_file.read_text()) == pid
+        stopped = zk_server(home, "stop", str(cfg))
+        assert stopped.returncode == 0 and "Stopping zookeeper ... STOPPED" in stopped.stdout
+        assert not running(pid) and not pid_file.exists()
+        after = zk_server(home, "status", str(cfg))
+        assert after.returncode == 1 and "It is probably not running." in after.stdout
+    finally:
+        if pid_file.exists():
+            zk_server(home, "stop", str(cfg))
+        if pid and running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_zookeeper_purge_tool_loads(tmp_path: Path) -> None:

@@ -249,6 +249,14 @@ def test_each_release_scripts_call_the_classes_of_its_line(version: str, configs
     assert mirror.kafka_main_class(version, "kafka-dump-log.sh") == dump_log
 
 
+@pytest.mark.parametrize(("version", "option"), [
+    ("3.9.2", "--consumer.config"), ("4.1.2", "--consumer.config"), ("4.2.0", "--command-config"),
+    ("4.4.0", "--command-config")])
+def test_client_tools_read_their_configuration_from_their_releases_option(
+        version: str, option: str) -> None:
+    assert mirror.kafka.client_config_option(version, "--consumer.config") == option
+
+
 def test_a_script_whose_class_the_release_moved_fails_the_build(tmp_path: Path) -> None:
     upgrade = CATALOG.kafka_upgrade
     log4j = mirror.KAFKA4_LOG4J[upgrade.version]

@@ -38,9 +38,9 @@ def test_the_defaults_are_a_combination_the_catalog_knows() -> None:
 
 
 @pytest.mark.parametrize(("group", "key", "value", "hosts", "says"), [
-    ("kafka_broker", "kafka_broker_version", "3.9.1", ("k2",),
-     f"kafka_broker_version 3.9.1 is not a release kafkaform's catalog knows. Fix: use {OLD}, "
-     f"{NEW} or {catalog.KAFKA_UPGRADE_PREVIOUS_VERSION}"),
+    ("kafka_broker", "kafka_broker_version", "3.9.0", ("k2",),
+     f"kafka_broker_version 3.9.0 is not a release kafkaform's catalog knows. Fix: use {OLD}, "
+     f"{catalog.KAFKA_PREVIOUS_VERSION}, {NEW} or {catalog.KAFKA_UPGRADE_PREVIOUS_VERSION}"),
     ("zookeeper", "zookeeper_version", "3.7.2", (),
      f"zookeeper_version 3.7.2 is not a release kafkaform's catalog knows. Fix: use "
      f"{catalog.ZOOKEEPER_VERSION} or {catalog.ZOOKEEPER_PREVIOUS_VERSION}"),

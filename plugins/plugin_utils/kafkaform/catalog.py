@@ -10,6 +10,8 @@ are unreachable from the build machines:
 
 * Kafka 3.9.2: newest 3.9.x of `org.apache.kafka:kafka_2.13` (3.9 is the last line with ZooKeeper).
   What a new cluster runs, in ZooKeeper or KRaft mode.
+* Kafka 3.9.1: the 3.9 patch before; the mirror carries it so a cluster on it takes the patch
+  upgrade to 3.9.2 in a run (a rolling restart, ZooKeeper or KRaft mode alike).
 * Kafka 4.4.0: newest 4.x of `org.apache.kafka:kafka_2.13`, the release a cluster upgrades to
   once it runs in KRaft mode (4.x has no ZooKeeper mode). Kafka's upgrade notes take KRaft
   clusters from 3.3 and later straight to the newest 4.x
@@ -162,6 +164,7 @@ class Catalog:
     agent of the JVMs."""
 
     kafka: Component
+    kafka_previous: Component
     kafka_upgrade: Component
     kafka_upgrade_previous: Component
     zookeeper: Component
@@ -174,8 +177,8 @@ class Catalog:
     @property
     def components(self) -> tuple[Component, ...]:
         """The release archives, in build order (smallest first)."""
-        return (self.zookeeper, self.zookeeper_previous, self.kafka, self.kafka_upgrade,
-                self.kafka_upgrade_previous, self.spark)
+        return (self.zookeeper, self.zookeeper_previous, self.kafka, self.kafka_previous,
+                self.kafka_upgrade, self.kafka_upgrade_previous, self.spark)
 
     def component(self, name: str) -> Component:
         """Look a component up by name (the version a new cluster gets); raise KeyError listing
@@ -232,6 +235,7 @@ RELEASES: dict[str, Callable[[str], Component]] = {
 }
 
 KAFKA_VERSION = "3.9.2"
+KAFKA_PREVIOUS_VERSION = "3.9.1"
 KAFKA_UPGRADE_VERSION = "4.4.0"
 KAFKA_UPGRADE_PREVIOUS_VERSION = "4.1.2"
 ZOOKEEPER_VERSION = "3.9.5"
@@ -242,6 +246,7 @@ KAFKA_PYTHON_VERSION = "3.0.12"
 
 CATALOG = Catalog(
     kafka=kafka(KAFKA_VERSION),
+    kafka_previous=kafka(KAFKA_PREVIOUS_VERSION),
     kafka_upgrade=kafka(KAFKA_UPGRADE_VERSION),
     kafka_upgrade_previous=kafka(KAFKA_UPGRADE_PREVIOUS_VERSION),
     zookeeper=zookeeper(ZOOKEEPER_VERSION),
@@ -300,6 +305,8 @@ class Compatible:
 #: connector (kafka-clients 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1 and 4.4.
 COMPATIBLE: tuple[Compatible, ...] = (
     Compatible("kafka", KAFKA_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
+               zookeeper_lines=("3.8", "3.9")),
+    Compatible("kafka", KAFKA_PREVIOUS_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
                zookeeper_lines=("3.8", "3.9")),
     Compatible("kafka", KAFKA_UPGRADE_VERSION, java=(17, 21), modes=("kraft",)),
     Compatible("kafka", KAFKA_UPGRADE_PREVIOUS_VERSION, java=(17, 21), modes=("kraft",)),

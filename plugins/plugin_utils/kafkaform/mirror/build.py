@@ -215,7 +215,8 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
     if options.wants("kafka"):
         # Kafka's own releases are signed with `gpg --print-md`: keep that shape, so roles meet
         # both checksum formats end to end.
-        for kf in (catalog.kafka, catalog.kafka_upgrade, catalog.kafka_upgrade_previous):
+        for kf in (catalog.kafka, catalog.kafka_previous, catalog.kafka_upgrade,
+                   catalog.kafka_upgrade_previous):
             built += build_maven_component(
                 kf, kafka_recipe(kf), kafka_roots(kf), None, kafka_members, options, manifest,
                 "gpg",

@@ -110,6 +110,13 @@ def kafka_main_class(version: str, script: str) -> str:
     return kafka_scripts(version)[script]
 
 
+def client_config_option(version: str, old: str) -> str:
+    """The option Kafka ``version``'s client tools (ConsoleConsumer, VerifiableProducer) read
+    their client configuration from: Kafka 4.2 gave them all ``--command-config`` (KIP-1147) and
+    deprecates ``old`` (``--consumer.config``) with a warning on standard output."""
+    return "--command-config" if release_key(version)[:2] >= (4, 2) else old
+
+
 def check_main_classes(component: Component, scripts: dict[str, str],
                        jars: Sequence[Path]) -> None:
     """Every script's main class is in the release's jars: a class moved by a new release

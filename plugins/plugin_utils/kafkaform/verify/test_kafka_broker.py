@@ -32,7 +32,7 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import acls
 from kafkaform.jvm import KAFKA_TOOL
-from kafkaform.mirror.kafka import kafka_main_class
+from kafkaform.mirror.kafka import client_config_option, kafka_main_class
 from kafkaform.model import CONTROLLER_LISTENER
 from kafkaform.plans.kafka_broker import KafkaBrokerPlan, host_read, kafka_broker_plan, parse_host
 from kafkaform.template_filters import parse_java_properties
@@ -76,6 +76,10 @@ class Broker:
     def configs_class(self) -> str:
         """ConfigCommand's class in the release this node runs (Kafka 4.4 moved it)."""
         return kafka_main_class(str(self.expected["release"]), "kafka-configs.sh")
+
+    def config_option(self, old: str) -> str:
+        """The client tools' configuration option in this node's release (``old`` before 4.2)."""
+        return client_config_option(str(self.expected["release"]), old)
 
     def admin_tool(self, main_class: str, config_flag: str, *args: str) -> Any:
         """One of Kafka's tools as the brokers' principal, over the BROKER listener."""
@@ -235,14 +239,16 @@ def test_rf2_topic_spans_two_racks_in_every_partition(brokers: list[Broker],
 
 def test_produce_and_consume_with_acks_all(brokers: list[Broker], verify_topic: str) -> None:
     broker = brokers[-1]
-    produced = broker.admin_tool("org.apache.kafka.tools.VerifiableProducer", "--producer.config",
-                                 "--topic", verify_topic, "--max-messages", "200", "--acks", "-1")
+    produced = broker.admin_tool("org.apache.kafka.tools.VerifiableProducer",
+                                 broker.config_option("--producer.config"), "--topic",
+                                 verify_topic, "--max-messages", "200", "--acks", "-1")
     events = [json.loads(line) for line in produced.stdout.splitlines() if line.startswith("{")]
     acked = {e["value"] for e in events if e.get("name") == "producer_send_success"}
     assert len(acked) == 200, produced.stdout[-2000:]
     consumed = broker.admin_tool("org.apache.kafka.tools.consumer.ConsoleConsumer",
-                                 "--consumer.config", "--topic", verify_topic, "--from-beginning",
-                                 "--max-messages", "200", "--timeout-ms", "60000")
+                                 broker.config_option("--consumer.config"), "--topic",
+                                 verify_topic, "--from-beginning", "--max-messages", "200",
+                                 "--timeout-ms", "60000")
     assert set(consumed.stdout.split()) == acked, consumed.stdout[-2000:]
 
 
