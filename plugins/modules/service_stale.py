@@ -25,13 +25,8 @@ options:
     required: true
     type: list
     elements: path
-attributes:
-  check_mode:
-    description: Reads only; answers the same in check mode.
-    support: full
-  diff_mode:
-    description: Shows no diff.
-    support: none
+extends_documentation_fragment:
+  - kafkaform.platform.read_only
 """
 
 EXAMPLES = r"""

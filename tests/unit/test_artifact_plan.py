@@ -67,6 +67,14 @@ def test_the_paths_follow_the_role_defaults_and_inputs() -> None:
     assert (p.checksum_url, p.archive) == (f"{URL}.sha512", "kafka_2.13-3.9.2.tgz")
     assert (p.owner, p.group, p.timeout, p.validate_certs) == ("root", "root", 60, True)
     assert p.marker_content("ab" * 64) == WRITTEN
+    # SE-19: the signature beside the archive, the project's KEYS two levels up, as Apache has them.
+    assert (p.verify_signature, p.signature_url, p.keys_url) == (
+        True, f"{URL}.asc", "http://kf-mirror:8080/kafka/KEYS")
+    assert (p.signature_file, p.keys_file) == (f"{p.cached}.asc",
+                                               "/var/cache/kafkaform/artifacts/kafka-KEYS")
+    pinned = artifact_plan({**SETTINGS, "artifact_keys_url": "https://keys.example/kafka-KEYS",
+                            "artifact_verify_signature": False}, ArtifactHost())
+    assert (pinned.keys_url, pinned.verify_signature) == ("https://keys.example/kafka-KEYS", False)
     moved = artifact_plan({**SETTINGS, "artifact_install_root": "/srv", "artifact_link": "/srv/k",
                            "artifact_validate_certs": "false"}, ArtifactHost())
     assert (moved.dir, moved.link, moved.validate_certs) == ("/srv/kafka-3.9.2", "/srv/k", False)

@@ -102,6 +102,12 @@ class Component(Published):
         """Official Apache URL of the archive's `.sha512` file."""
         return self.url + ".sha512"
 
+    @property
+    def keys_path(self) -> str:
+        """The project's KEYS file (its release managers' public keys) relative to the dist
+        root, in the project's directory: `kafka/KEYS`."""
+        return self.dist_path.split("/", 1)[0] + "/KEYS"
+
 
 @dataclass(frozen=True, slots=True)
 class MavenJar(Published):

@@ -1,6 +1,7 @@
 """``roles/artifact``: a release archive from the mirror, its sha512 checked, unpacked into a
-versioned directory behind a stable symlink (ZK-01). Everything that can fail on a bad download
-happens before the versioned directory or the symlink is touched. The decisions are the role's
+versioned directory behind a stable symlink (ZK-01), once its signature verifies against the
+project's KEYS (SE-19). Everything that can fail on a bad download happens before the versioned
+directory or the symlink is touched. The decisions are the role's
 plan (kafkaform.plans.artifact), from the same host read."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pyinfra.operations import files, server
 from ..checksum import parse_sha512
 from ..defaults import assemble
 from ..plans.artifact import ROLE, ArtifactPlan, artifact_plan, host_read, parse_host
+from ..plans.hostread import signature_argv
 from .base import host_variables, put_content, will_change
 from .facts import CommandOutput, Fetched, Sha512File
 
@@ -66,6 +68,12 @@ def install(release: Mapping[str, str], needed: bool) -> bool:
     files.directory(name=f"Create the download cache directory {p.cache_dir}", path=p.cache_dir,
                     user="root", group="root", mode="755")
     digest = download(p.url, p.checksum_url, p.cached, p.timeout)
+    if p.verify_signature:
+        fetch = [shlex.join(["python3", "-c", DOWNLOAD, url, str(p.timeout), dest])
+                 for url, dest in ((p.signature_url, p.signature_file), (p.keys_url, p.keys_file))]
+        server.shell(name=f"Verify the signature of {p.archive} against {p.keys_url} [SE-19]",
+                     commands=[*fetch, shlex.join(signature_argv(p.cached, p.signature_file,
+                                                                 p.keys_file))])
     files.directory(name=f"Create the versioned directory {p.dir}", path=p.dir,
                     user=p.owner, group=p.group, mode="755")
     if p.unpack:

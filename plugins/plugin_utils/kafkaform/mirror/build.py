@@ -18,6 +18,7 @@ from .archive import MANIFEST, Manifest, Member, Recipe, publish, write_tarball
 from .common import MirrorError, progress, run_tool
 from .kafka import kafka_members, kafka_recipe, kafka_roots
 from .maven import maven_resolve, resolved_version_of
+from .signing import Signer, sign_releases
 from .spark import pyspark_sdist, spark_members, spark_recipe, unpack_sdist
 from .zookeeper import zookeeper_bom, zookeeper_members, zookeeper_recipe, zookeeper_roots
 
@@ -224,6 +225,9 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
     if options.wants("spark"):
         built += build_spark(catalog.spark, options, manifest)
         built += build_connector(catalog, options, manifest)
+    # SE-19: every release archive in the mirror signed, and the projects' KEYS beside them.
+    built += sign_releases(options.mirror_dir, catalog.components,
+                           Signer(options.cache / "mirror-signing"))
     if options.wants(JMX_EXPORTER):
         built += build_jar(catalog.jmx_exporter, options, manifest)
     if options.wants(ADMIN_CLIENT):

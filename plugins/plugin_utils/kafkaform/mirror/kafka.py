@@ -135,6 +135,7 @@ def check_main_classes(component: Component, scripts: dict[str, str],
             f" its jars for {', '.join(sorted(missing))}; name the class the release moved it to"
             " in KAFKA4_MOVED_TOOLS in kafkaform/mirror/kafka.py")
 
+
 #: The scripts' texts take the release's logging option where they read @LOGGING@ (log4j 1.x
 #: properties on Kafka 3, log4j2 YAML on Kafka 4): see :func:`kafka_layout`.
 LOGGING = "@LOGGING@"

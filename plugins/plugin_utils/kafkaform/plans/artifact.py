@@ -2,8 +2,8 @@
 symlink, and if not, where its archive, versioned directory, marker and link go
 (roles/artifact, deploys/artifact.py).
 
-Fetching the published sha512, downloading and unpacking stay the engines' own steps, in the
-role's order: nothing is touched before the download is verified.
+Fetching the published sha512, downloading, checking the signature and unpacking stay the
+engines' own steps, in the role's order: nothing is touched before the download is verified.
 """
 
 from __future__ import annotations
@@ -108,6 +108,10 @@ class ArtifactPlan:
     version: str
     url: str
     checksum_url: str
+    #: Verify the archive's detached OpenPGP signature against its project's KEYS (SE-19).
+    verify_signature: bool
+    signature_url: str
+    keys_url: str
     #: The archive's file name, as the published sha512 names it.
     archive: str
     #: False when the release is in place behind the link: then nothing is fetched or touched.
@@ -115,8 +119,10 @@ class ArtifactPlan:
     #: The versioned directory lacks a complete unpack (its marker): unpack the archive.
     unpack: bool
     cache_dir: str
-    #: The archive in the cache.
+    #: The archive in the cache, its signature and its project's KEYS beside it.
     cached: str
+    signature_file: str
+    keys_file: str
     dir: str
     link: str
     #: The marker in the versioned directory, written last (kafkaform.release_marker).
@@ -146,11 +152,16 @@ def artifact_plan(settings: Mapping[str, Any], read: ArtifactHost) -> ArtifactPl
     return ArtifactPlan(
         name=name, version=version, url=url,
         checksum_url=str(s["checksum_url"]),
+        verify_signature=as_bool(s["verify_signature"]),
+        signature_url=str(s["signature_url"]),
+        keys_url=str(s["keys_url"]),
         archive=archive,
         install=not in_place(name, version, url, read.marker),
         unpack=not read.unpacked,
         cache_dir=cache_dir,
         cached=f"{cache_dir}/{archive}",
+        signature_file=f"{cache_dir}/{archive}.asc",
+        keys_file=f"{cache_dir}/{name}-KEYS",
         dir=directory,
         link=str(s["link"]),
         marker=f"{directory}/{MARKER}",

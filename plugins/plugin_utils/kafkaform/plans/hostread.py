@@ -130,6 +130,21 @@ def _service_stale_source() -> str:
     return (collection_root() / "plugins" / "module_utils" / "service_stale.py").read_text()
 
 
+@cache
+def _openpgp_source() -> str:
+    return (collection_root() / "plugins" / "module_utils" / "openpgp.py").read_text()
+
+
+def signature_argv(archive: str, signature: str, keys: str) -> list[str]:
+    """The command that checks a release's signature as the module
+    ``kafkaform.platform.release_signature`` does (the same source,
+    ``plugins/module_utils/openpgp.py``): exits 1 saying why when it does not verify (SE-19)."""
+    program = (_openpgp_source() + "\nimport sys\n"
+               "try:\n    verify(*sys.argv[1:4])\n"
+               "except SignatureError as error:\n    sys.exit(str(error))\n")
+    return ["python3", "-c", program, archive, signature, keys]
+
+
 def service_stale_argv(service: str, paths: Sequence[str]) -> list[str]:
     """The command that answers as the module ``kafkaform.platform.service_stale`` does (the same
     source, ``plugins/module_utils/service_stale.py``), one JSON object on stdout: here, free of
