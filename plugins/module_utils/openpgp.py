@@ -47,16 +47,19 @@ def dearmor(text: str) -> bytes:
     return b"".join(blocks)
 
 
-def verify(archive: str, signature: str, keys: str) -> dict[str, str]:
+def verify(archive: str, signature: str, keys: str, signature_source: str = "",
+           keys_source: str = "") -> dict[str, str]:
     """Check ``signature`` (a detached ``.asc``) of ``archive`` against the KEYS file ``keys``;
-    return the signing key's fingerprint and user id. Raises SignatureError saying why not."""
+    return the signing key's fingerprint and user id. Raises SignatureError saying why not,
+    naming the signature and KEYS by where they came from (``*_source``, their URLs) if given."""
     try:
         with open(keys, encoding="utf-8", errors="replace") as handle:
             keyring = dearmor(handle.read())
     except OSError as error:
-        raise SignatureError(f"cannot read the KEYS file {keys}: {error}") from error
+        raise SignatureError(f"cannot read the KEYS file {keys_source or keys}: {error}") \
+            from error
     except SignatureError as error:
-        raise SignatureError(f"the KEYS file {keys}: {error}") from error
+        raise SignatureError(f"the KEYS file {keys_source or keys}: {error}") from error
     with tempfile.TemporaryDirectory() as home:
         path = os.path.join(home, "keyring.gpg")
         with open(path, "wb") as handle:
@@ -75,6 +78,7 @@ def verify(archive: str, signature: str, keys: str) -> dict[str, str]:
     good = next((fields for fields in status if fields[:1] == ["GOODSIG"]), None)
     if ran.returncode != 0 or valid is None or len(valid) < 2:
         said = " ".join(line.strip() for line in ran.stderr.splitlines() if line.strip())
-        raise SignatureError(f"{os.path.basename(archive)}: the signature {signature} does not "
-                             f"verify against {keys}: {said or f'gpgv exited {ran.returncode}'}")
+        raise SignatureError(f"{os.path.basename(archive)}: the signature "
+                             f"{signature_source or signature} does not verify against "
+                             f"{keys_source or keys}: {said or f'gpgv exited {ran.returncode}'}")
     return {"fingerprint": valid[1], "signer": " ".join(good[2:]) if good else ""}

@@ -29,6 +29,12 @@ options:
     description: The project's KEYS file on the host.
     required: true
     type: path
+  signature_url:
+    description: Where the signature came from; the failure message names it.
+    type: str
+  keys_url:
+    description: Where the KEYS file came from; the failure message names it.
+    type: str
 requirements:
   - gpgv on the host (Debian's C(gpgv) package, which apt needs)
 extends_documentation_fragment:
@@ -65,10 +71,15 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec={"path": {"type": "path", "required": True},
                        "signature": {"type": "path", "required": True},
-                       "keys": {"type": "path", "required": True}},
+                       "keys": {"type": "path", "required": True},
+                       "signature_url": {"type": "str"},
+                       # a URL, not a secret: ansible-test flags the word "keys"
+                       "keys_url": {"type": "str", "no_log": False}},
         supports_check_mode=True)
     try:
-        answer = verify(module.params["path"], module.params["signature"], module.params["keys"])
+        params = module.params
+        answer = verify(params["path"], params["signature"], params["keys"],
+                        params["signature_url"] or "", params["keys_url"] or "")
     except SignatureError as error:
         module.fail_json(msg=f"{error}. Nothing was unpacked: download the release again from a "
                          "source you trust, or check that the KEYS file is the project's")

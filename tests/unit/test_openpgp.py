@@ -138,9 +138,12 @@ def test_the_deploys_command_checks_as_the_module_does(tmp_path: Path,
 
     archive = release(tmp_path, signers)
     keys = keys_file(tmp_path, signers, "manager")
-    argv = signature_argv(str(archive), f"{archive}.asc", str(keys))
+    argv = signature_argv(str(archive), f"{archive}.asc", str(keys),
+                          "http://mirror/demo/1.0.0/demo-1.0.0.tgz.asc", "http://mirror/demo/KEYS")
     assert subprocess.run(argv, capture_output=True, check=False).returncode == 0
     archive.write_bytes(b"another archive")
     ran = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert ran.returncode == 1 and "demo-1.0.0.tgz: the signature" in ran.stderr
+    assert ran.returncode == 1 and ran.stderr.startswith(
+        "demo-1.0.0.tgz: the signature http://mirror/demo/1.0.0/demo-1.0.0.tgz.asc does not "
+        "verify against http://mirror/demo/KEYS: ")
     assert "BAD signature" in ran.stderr

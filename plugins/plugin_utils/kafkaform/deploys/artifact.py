@@ -72,8 +72,8 @@ def install(release: Mapping[str, str], needed: bool) -> bool:
         fetch = [shlex.join(["python3", "-c", DOWNLOAD, url, str(p.timeout), dest])
                  for url, dest in ((p.signature_url, p.signature_file), (p.keys_url, p.keys_file))]
         server.shell(name=f"Verify the signature of {p.archive} against {p.keys_url} [SE-19]",
-                     commands=[*fetch, shlex.join(signature_argv(p.cached, p.signature_file,
-                                                                 p.keys_file))])
+                     commands=[*fetch, shlex.join(signature_argv(
+                         p.cached, p.signature_file, p.keys_file, p.signature_url, p.keys_url))])
     files.directory(name=f"Create the versioned directory {p.dir}", path=p.dir,
                     user=p.owner, group=p.group, mode="755")
     if p.unpack:

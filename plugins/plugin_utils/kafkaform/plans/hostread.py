@@ -135,14 +135,15 @@ def _openpgp_source() -> str:
     return (collection_root() / "plugins" / "module_utils" / "openpgp.py").read_text()
 
 
-def signature_argv(archive: str, signature: str, keys: str) -> list[str]:
+def signature_argv(archive: str, signature: str, keys: str, signature_url: str = "",
+                   keys_url: str = "") -> list[str]:
     """The command that checks a release's signature as the module
     ``kafkaform.platform.release_signature`` does (the same source,
     ``plugins/module_utils/openpgp.py``): exits 1 saying why when it does not verify (SE-19)."""
     program = (_openpgp_source() + "\nimport sys\n"
-               "try:\n    verify(*sys.argv[1:4])\n"
+               "try:\n    verify(*sys.argv[1:6])\n"
                "except SignatureError as error:\n    sys.exit(str(error))\n")
-    return ["python3", "-c", program, archive, signature, keys]
+    return ["python3", "-c", program, archive, signature, keys, signature_url, keys_url]
 
 
 def service_stale_argv(service: str, paths: Sequence[str]) -> list[str]:
