@@ -313,7 +313,7 @@ def wait_for_json(url: str, timeout: float) -> dict[str, object]:
 
 
 def test_connector_jars_are_published_with_their_sha512() -> None:
-    for jar in CATALOG.spark_kafka_connector:
+    for jar in (j for jars in CATALOG.spark_kafka_connectors.values() for j in jars):
         path = MIRROR / jar.dist_path
         published = (MIRROR / jar.sha512_path).read_text()
         assert parse_sha512(published, jar.file_name) == file_sha512(path)

@@ -98,16 +98,19 @@ def test_releases_order_by_their_numbers() -> None:
         catalog.kafka_major(CATALOG.kafka.version)
 
 
-def test_connector_jars_sit_next_to_the_spark_archive() -> None:
-    artifacts = {jar.artifact for jar in CATALOG.spark_kafka_connector}
-    assert artifacts == {
+@pytest.mark.parametrize("spark", [CATALOG.spark, CATALOG.spark_previous])
+def test_connector_jars_sit_next_to_the_spark_archive(spark: Component) -> None:
+    jars = CATALOG.spark_kafka_connectors[spark.version]
+    assert {jar.artifact for jar in jars} == {
         "spark-sql-kafka-0-10_2.13",
         "spark-token-provider-kafka-0-10_2.13",
         "kafka-clients",
         "commons-pool2",
     }
-    for jar in CATALOG.spark_kafka_connector:
-        assert jar.dist_path == f"spark/spark-{CATALOG.spark.version}/connector/{jar.file_name}"
+    for jar in jars:
+        assert jar.dist_path == f"spark/spark-{spark.version}/connector/{jar.file_name}"
+    spark_modules = {jar.version for jar in jars if jar.group == "org.apache.spark"}
+    assert spark_modules == {spark.version}
 
 
 def test_component_lookup_names_the_known_components() -> None:

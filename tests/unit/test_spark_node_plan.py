@@ -86,7 +86,7 @@ def test_the_default_connector_urls_are_templated_as_the_role_templates_them() -
     """The role default is a Jinja expression over the version: read as Ansible reads it."""
     planned = spark_node_plan(cluster(), "sw1", {}, SparkNodeHost(architecture="amd64"))
     assert [path.rsplit("/", 1)[-1] for _url, path in planned.jars_missing] == [
-        jar.file_name for jar in CATALOG.spark_kafka_connector]
+        jar.file_name for jar in CATALOG.spark_kafka_connectors[CATALOG.spark.version]]
 
 
 def test_the_parser_reads_labels_not_positions() -> None:
@@ -167,3 +167,30 @@ def test_the_host_read_asks_every_daemon_a_node_may_run() -> None:
     run = {d["name"] for host, history in (("sm", True), ("sm", False), ("sw1", False))
            for d in plan(host=host, spark_node_history_server_enabled=history).context["daemons"]}
     assert run == set(DAEMON_NAMES)
+
+
+def _marker(version: str) -> str:
+    return (f"name=spark\nversion={version}\narchive=spark-{version}-bin-hadoop3.tgz\n"
+            "sha512=ab\n")
+
+
+@pytest.mark.parametrize(("installed", "units", "changes"), [
+    ("4.0.0", {"spark-worker.service"}, True),  # the daemons run the old release: all at once
+    ("4.2.0", {"spark-worker.service"}, False),  # the release is in place
+    ("4.0.0", set(), False),  # nothing runs: the ordinary start starts the new release
+    (None, set(), False),  # a new node
+])
+def test_a_new_release_under_running_daemons_moves_the_whole_cluster(
+        installed: str | None, units: set[str], changes: bool) -> None:
+    read = SparkNodeHost(**{**CONVERGED.__dict__, "running_units": frozenset(units),
+                            "release_marker": _marker(installed) if installed else None})
+    url = "http://mirror.test/spark/spark-4.2.0/spark-4.2.0-bin-hadoop3.tgz"
+    for host in ("sw1", "sm"):
+        p = plan(read, host=host, spark_node_version="4.2.0", spark_node_archive_url=url)
+        assert p.release_change is changes
+    # Only the master keeps a recovery state to empty, under the spark user's home.
+    master = plan(read, host="sm", spark_node_version="4.2.0", spark_node_archive_url=url)
+    assert master.clear_recovery_argv == ["find", "/var/lib/spark/recovery", "-mindepth", "1",
+                                          "-delete"]
+    assert plan(read, spark_node_version="4.2.0").clear_recovery_argv == []
+    assert plan(read, host="sm", spark_node_master_recovery_mode="NONE").clear_recovery_argv == []

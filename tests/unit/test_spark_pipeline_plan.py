@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kafkaform import catalog
 from kafkaform.contexts.spark_pipeline import job_modules
 from kafkaform.plans import hostread
 from kafkaform.plans.spark_pipeline import (
@@ -221,3 +222,86 @@ def test_the_unit_is_set_unless_it_is_as_spark_pipeline_state_says(
     assert (read.enabled_and_active, read.disabled_and_inactive) == (as_started, as_stopped)
     assert plan(read).set_service is not as_started
     assert plan(read, spark_pipeline_state="stopped").set_service is not as_stopped
+
+
+@pytest.mark.parametrize(("written_by", "release", "refused"), [
+    ("", "4.2.0", ""),  # no checkpoint yet
+    ("4.2.0", "4.2.0", ""),  # the same release
+    ("4.0.0", "4.2.0", ""),  # the catalog's upgrade path
+    ("4.0.0", "4.0.0", ""),
+    ("4.2.0", "4.0.0", "goes forward only, never back to an older release"),
+    ("3.5.1", "4.2.0", "known to resume the checkpoints of 4.0.0"),
+    ("4.1.1", "4.2.0", "known to resume the checkpoints of 4.0.0"),
+    ("4.0.0", "4.3.0", "known to resume the checkpoints of no other release"),
+])
+def test_a_spark_release_resumes_only_the_checkpoints_the_catalog_says(
+        written_by: str, release: str, refused: str) -> None:
+    problem = catalog.checkpoint_carry_over_problem(written_by, release)
+    assert (refused in problem) if refused else problem == ""
+    if refused:
+        assert problem.startswith(f"Spark {release} cannot resume a checkpoint Spark "
+                                  f"{written_by} wrote (")
+
+
+def _read(running: bool = True, checkpoints: bool = True, checkpoint_release: str = "",
+          installed_release: str = "4.2.0") -> SparkPipelineHost:
+    return SparkPipelineHost(running=running, enabled_and_active=running,
+                             checkpoints=checkpoints, checkpoint_release=checkpoint_release,
+                             installed_release=installed_release)
+
+
+@pytest.mark.parametrize(("read", "release", "written_by", "stops", "refused"), [
+    # Nothing changes: no stop, no refusal.
+    (_read(), "4.2.0", "4.2.0", False, False),
+    # The upgrade: checkpoints from before the job named its release count as the installed one's.
+    (_read(installed_release="4.0.0"), "4.2.0", "4.0.0", True, False),
+    (_read(checkpoint_release="4.0.0", installed_release="4.0.0"), "4.2.0", "4.0.0", True, False),
+    # The nodes already run the new release (the play before stopped the job): start it there.
+    (_read(running=False, checkpoint_release="4.0.0"), "4.2.0", "4.0.0", False, False),
+    # Back to the old release after the new one wrote the checkpoints: refused.
+    (_read(checkpoint_release="4.2.0"), "4.0.0", "4.2.0", True, True),
+    (_read(running=False, checkpoint_release="4.2.0"), "4.0.0", "4.2.0", False, True),
+    # A new cluster: no checkpoints, no release installed yet.
+    (_read(running=False, checkpoints=False, installed_release=""), "4.0.0", "", False, False),
+])
+def test_the_plan_stops_the_job_for_a_new_release_and_refuses_what_cannot_carry_over(
+        read: SparkPipelineHost, release: str, written_by: str, stops: bool,
+        refused: bool) -> None:
+    p = plan(read, spark_node_version=release)
+    assert (p.spark_release, p.checkpoint_release) == (release, written_by)
+    assert p.stop_for_release is stops
+    assert bool(p.carry_over_problem) is refused
+    if stops:
+        # Stopped by the play before the nodes: this plan starts it on the new release.
+        assert p.set_service and not p.running
+    if refused:
+        assert p.carry_over_problem.startswith(f"sm: spark_node_version is {release}, but ")
+        assert f"keep spark_node_version: {written_by}" in p.carry_over_problem
+        assert "(SP-12)" in p.carry_over_problem and "Nothing was changed" in p.carry_over_problem
+
+
+def test_the_host_read_finds_the_checkpoints_and_the_releases_on_a_real_host(
+        tmp_path: Path) -> None:
+    """The read under this machine's /bin/sh: the checkpoints, the release their file names,
+    the release marker behind spark_node_install_dir."""
+    shared, install = tmp_path / "shared", tmp_path / "spark"
+    settings = {"spark_node_install_dir": str(install)}
+    cluster_ = cluster(spark_node_shared_dir=str(shared))
+
+    def read() -> SparkPipelineHost:
+        argv = host_read(cluster_, "sm", settings)
+        return parse_host(subprocess.run(argv, capture_output=True, text=True).stdout)
+
+    assert (read().checkpoints, read().checkpoint_release, read().installed_release) == (
+        False, "", "")
+    data_dir = spark_pipeline_plan(cluster_, "sm", settings, SparkPipelineHost()).context[
+        "data_dir"]
+    checkpoints = Path(data_dir) / "checkpoints"
+    (checkpoints / "events").mkdir(parents=True)
+    install.mkdir()
+    (install / ".kafkaform-artifact").write_text(
+        "name=spark\nversion=4.0.0\narchive=spark-4.0.0-bin-hadoop3.tgz\nsha512=ab\n")
+    assert (read().checkpoints, read().checkpoint_release, read().installed_release) == (
+        True, "", "4.0.0")
+    (checkpoints / "spark-release").write_text("4.2.0\n")
+    assert read().checkpoint_release == "4.2.0"

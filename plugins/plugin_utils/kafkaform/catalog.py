@@ -24,12 +24,14 @@ are unreachable from the build machines:
   a 3.9 ensemble serves (ZooKeeper keeps its client protocol across 3.x).
 * ZooKeeper 3.8.4: what ensembles built before ran; the mirror carries it, so they upgrade to
   3.9.5 in a run, one member at a time.
-* Spark 4.0.0: the only 4.x whose whole Kafka connector is on Maven Central. pyspark and
-  `spark-sql-kafka-0-10_2.13` exist up to 4.1.x, but `spark-token-provider-kafka-0-10_2.13` (a
-  compile dependency of the connector) is published only for 4.0.0 there.
-* The Spark Kafka connector jars: the versions Spark 4.0.0's POMs declare (kafka-clients 3.9.0,
-  commons-pool2 2.12.0). `kafkaform mirror build` re-resolves them with Maven and fails if they
-  drift.
+* Spark 4.2.0: the newest 4.x whose whole Kafka connector is on Maven Central (pyspark and
+  spark-core go up to 4.3.0, but `spark-sql-kafka-0-10_2.13` and
+  `spark-token-provider-kafka-0-10_2.13` stop at 4.2.0 there). What a new cluster runs.
+* Spark 4.0.0: what Spark nodes ran before; the mirror carries it, so they upgrade to 4.2.0 in a
+  run, the pipeline resuming from its own checkpoints (`Compatible.resumes_checkpoints_of`).
+* The Spark Kafka connector jars: the versions each Spark release's POMs declare (4.2.0:
+  kafka-clients 3.9.2, commons-pool2 2.13.1; 4.0.0: kafka-clients 3.9.0, commons-pool2 2.12.0).
+  `kafkaform mirror build` re-resolves them with Maven and fails if they drift.
 * The Prometheus JMX exporter java agent 1.0.1 (`io.prometheus.jmx:jmx_prometheus_javaagent`), on
   every broker and ZooKeeper member. ZooKeeper's own Prometheus metrics provider is not used: it is
   published on Maven Central for 3.8.3 and 3.9.x but not for 3.8.4, the release Kafka pins.
@@ -176,7 +178,9 @@ class Catalog:
     zookeeper: Component
     zookeeper_previous: Component
     spark: Component
-    spark_kafka_connector: tuple[MavenJar, ...]
+    spark_previous: Component
+    #: Each Spark release's Kafka connector jars, by the Spark version.
+    spark_kafka_connectors: dict[str, tuple[MavenJar, ...]]
     jmx_exporter: MavenJar
     admin_client: PythonWheel
 
@@ -184,7 +188,7 @@ class Catalog:
     def components(self) -> tuple[Component, ...]:
         """The release archives, in build order (smallest first)."""
         return (self.zookeeper, self.zookeeper_previous, self.kafka, self.kafka_previous,
-                self.kafka_upgrade, self.kafka_upgrade_previous, self.spark)
+                self.kafka_upgrade, self.kafka_upgrade_previous, self.spark, self.spark_previous)
 
     def component(self, name: str) -> Component:
         """Look a component up by name (the version a new cluster gets); raise KeyError listing
@@ -221,6 +225,20 @@ def spark_connector_jar(spark_version: str, group: str, artifact: str, version: 
     return MavenJar(group, artifact, version, path)
 
 
+def spark_kafka_connector(spark_version: str, kafka_clients: str,
+                          commons_pool2: str) -> tuple[MavenJar, ...]:
+    """The Kafka connector of a Spark release: its two Spark modules and the two jars they need
+    that Spark's jars/ lacks, at the versions the release's POM declares."""
+    return (
+        spark_connector_jar(spark_version, "org.apache.spark", "spark-sql-kafka-0-10_2.13",
+                            spark_version),
+        spark_connector_jar(spark_version, "org.apache.spark",
+                            "spark-token-provider-kafka-0-10_2.13", spark_version),
+        spark_connector_jar(spark_version, "org.apache.kafka", "kafka-clients", kafka_clients),
+        spark_connector_jar(spark_version, "org.apache.commons", "commons-pool2", commons_pool2),
+    )
+
+
 def maven_jar(group: str, artifact: str, version: str) -> MavenJar:
     """A jar published in the mirror under `maven/`, in Maven's own repository layout."""
     path = f"maven/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
@@ -246,7 +264,8 @@ KAFKA_UPGRADE_VERSION = "4.4.0"
 KAFKA_UPGRADE_PREVIOUS_VERSION = "4.1.2"
 ZOOKEEPER_VERSION = "3.9.5"
 ZOOKEEPER_PREVIOUS_VERSION = "3.8.4"
-SPARK_VERSION = "4.0.0"
+SPARK_VERSION = "4.2.0"
+SPARK_PREVIOUS_VERSION = "4.0.0"
 JMX_EXPORTER_VERSION = "1.0.1"
 KAFKA_PYTHON_VERSION = "3.0.12"
 
@@ -258,18 +277,17 @@ CATALOG = Catalog(
     zookeeper=zookeeper(ZOOKEEPER_VERSION),
     zookeeper_previous=zookeeper(ZOOKEEPER_PREVIOUS_VERSION),
     spark=spark(SPARK_VERSION),
-    # What `spark-sql-kafka-0-10_2.13:4.0.0` needs beyond Spark's own jars/ (spark-sql is
-    # `provided`); versions as Spark's POM declares them (kafka.version, commons-pool2.version).
-    spark_kafka_connector=(
-        spark_connector_jar(
-            SPARK_VERSION, "org.apache.spark", "spark-sql-kafka-0-10_2.13", SPARK_VERSION
-        ),
-        spark_connector_jar(
-            SPARK_VERSION, "org.apache.spark", "spark-token-provider-kafka-0-10_2.13", SPARK_VERSION
-        ),
-        spark_connector_jar(SPARK_VERSION, "org.apache.kafka", "kafka-clients", "3.9.0"),
-        spark_connector_jar(SPARK_VERSION, "org.apache.commons", "commons-pool2", "2.12.0"),
-    ),
+    spark_previous=spark(SPARK_PREVIOUS_VERSION),
+    # What `spark-sql-kafka-0-10_2.13` needs beyond Spark's own jars/ (spark-sql is `provided`,
+    # scala-parallel-collections is in jars/); versions as each release's POM declares them
+    # (kafka.version, commons-pool2.version).
+    spark_kafka_connectors={
+        SPARK_VERSION: spark_kafka_connector(SPARK_VERSION, kafka_clients="3.9.2",
+                                             commons_pool2="2.13.1"),
+        SPARK_PREVIOUS_VERSION: spark_kafka_connector(SPARK_PREVIOUS_VERSION,
+                                                      kafka_clients="3.9.0",
+                                                      commons_pool2="2.12.0"),
+    },
     jmx_exporter=maven_jar("io.prometheus.jmx", "jmx_prometheus_javaagent", JMX_EXPORTER_VERSION),
     admin_client=pure_python_wheel(
         "kafka-python", KAFKA_PYTHON_VERSION,
@@ -291,6 +309,9 @@ class Compatible:
             the ensemble it is run with.
         kafka_lines: Spark: the Kafka release lines (major.minor) of the brokers its Kafka
             connector is run with.
+        resumes_checkpoints_of: Spark: the other releases whose Structured Streaming
+            checkpoints it resumes (the pipeline's upgrade drill runs each); a checkpoint written
+            by any other release is refused before a Spark node changes (SP-12).
     """
 
     name: str
@@ -299,16 +320,20 @@ class Compatible:
     modes: tuple[str, ...] = ()
     zookeeper_lines: tuple[str, ...] = ()
     kafka_lines: tuple[str, ...] = ()
+    resumes_checkpoints_of: tuple[str, ...] = ()
 
 
 #: Every release the catalog knows, and what it runs with. Java: Kafka 3.9 runs on Java 11, 17
 #: and 21, Kafka 4 brokers on 17 and 21 (https://kafka.apache.org/documentation/#java); ZooKeeper
 #: 3.8 and 3.9 on 8, 11, 17 and later LTS releases (their administrator's guide, "Required
 #: Software");
-#: Spark 4 on 17 and 21 (https://spark.apache.org/docs/4.0.0/#downloading). The lines each
+#: Spark 4 on 17 and 21 (https://spark.apache.org/docs/4.2.0/#downloading). The lines each
 #: release is run with are the ones the suite's scenarios and drills run it with: Kafka 3.9.2 on
 #: ZooKeeper 3.9, and on 3.8 (its own POM's client) until the ensemble's upgrade, the pipeline's
-#: connector (kafka-clients 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1 and 4.4.
+#: connectors (kafka-clients 3.9.2 and 3.9.0) on brokers 3.9 and, after the upgrade drills, 4.1
+#: and 4.4. Checkpoints go forward only: Spark 4.2 reads the offset log versions 1 and 2 and the
+#: commit log versions 1 to 3, Spark 4.0 only version 1 of each (their OffsetSeqLog and CommitLog
+#: classes), so nothing resumes a checkpoint of a newer release.
 COMPATIBLE: tuple[Compatible, ...] = (
     Compatible("kafka", KAFKA_VERSION, java=(11, 17, 21), modes=("zookeeper", "kraft"),
                zookeeper_lines=("3.8", "3.9")),
@@ -318,7 +343,9 @@ COMPATIBLE: tuple[Compatible, ...] = (
     Compatible("kafka", KAFKA_UPGRADE_PREVIOUS_VERSION, java=(17, 21), modes=("kraft",)),
     Compatible("zookeeper", ZOOKEEPER_VERSION, java=(8, 11, 17, 21)),
     Compatible("zookeeper", ZOOKEEPER_PREVIOUS_VERSION, java=(8, 11, 17, 21)),
-    Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1", "4.4")),
+    Compatible("spark", SPARK_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1", "4.4"),
+               resumes_checkpoints_of=(SPARK_PREVIOUS_VERSION,)),
+    Compatible("spark", SPARK_PREVIOUS_VERSION, java=(17, 21), kafka_lines=("3.9", "4.1", "4.4")),
 )
 
 
@@ -349,10 +376,30 @@ def release_key(version: object) -> tuple[int, ...]:
 
 
 def spark_connector_jars(spark_version: str) -> tuple[MavenJar, ...]:
-    """The Kafka connector jars of a Spark release; only the catalog's Spark has a known set."""
-    if spark_version != CATALOG.spark.version:
+    """The Kafka connector jars of a Spark release the catalog knows."""
+    try:
+        return CATALOG.spark_kafka_connectors[spark_version]
+    except KeyError:
+        known = ", ".join(CATALOG.spark_kafka_connectors)
         raise KeyError(
             f"no Kafka connector jar set is catalogued for Spark {spark_version} (only for "
-            f"{CATALOG.spark.version}); set spark_node_connector_urls to the jars of your release"
-        )
-    return CATALOG.spark_kafka_connector
+            f"{known}); set spark_node_connector_urls to the jars of your release"
+        ) from None
+
+
+def checkpoint_carry_over_problem(written_by: str, release: str) -> str:
+    """Why Spark ``release`` cannot resume a streaming checkpoint last written by Spark
+    ``written_by``; "" when it can (the same release, or one it lists in
+    ``resumes_checkpoints_of``). SP-12"""
+    if not written_by or written_by == release:
+        return ""
+    known = compatible("spark", release)
+    if known is not None and written_by in known.resumes_checkpoints_of:
+        return ""
+    if release_key(release) < release_key(written_by):
+        why = "a checkpoint goes forward only, never back to an older release"
+    else:
+        resumes = ", ".join(known.resumes_checkpoints_of) if known else ""
+        why = (f"Spark {release} is known to resume the checkpoints of "
+               f"{resumes or 'no other release'}")
+    return f"Spark {release} cannot resume a checkpoint Spark {written_by} wrote ({why})"

@@ -14,7 +14,7 @@ from pyinfra.operations import server
 from .kafka_broker import kafka_broker, kafka_controller
 from .os_tuning import os_tuning
 from .spark_node import spark_node
-from .spark_pipeline import spark_pipeline
+from .spark_pipeline import before_spark_nodes, spark_pipeline
 from .zookeeper import zookeeper
 
 
@@ -40,6 +40,8 @@ def kafka() -> None:
 @deploy("spark: the Spark nodes, then the pipeline")
 def spark() -> None:
     """playbooks/spark_node.yml, then playbooks/pipeline.yml."""
+    before_spark_nodes()
+    _barrier("the pipeline's checkpoints checked, and the job stopped if its release changes")
     spark_node()
     spark_pipeline()
 

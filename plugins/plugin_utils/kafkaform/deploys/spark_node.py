@@ -159,6 +159,26 @@ def _restart_if_stale(daemons: list[dict[str, Any]], p: SparkNodePlan, workers: 
                               f"{timeout_s:g} s: {ran.said} (SP-09)")
 
 
+def _change_release(p: SparkNodePlan, workers: list[str]) -> None:
+    """At execution time, on the master: roles/spark_node/tasks/release_change.yml, the whole
+    cluster moved to the new release at once (every worker stopped, the master started again
+    with its recovery state emptied, then the workers). SP-12"""
+
+    def run(name: str, argv: list[str]) -> None:
+        ran = run_on(name, argv)
+        if not ran.ok:
+            raise DeployError(f"{name}: {' '.join(argv)} failed: {ran.said} (SP-12)")
+
+    for worker in workers:
+        run(worker, ["systemctl", "stop", f"{WORKER}.service"])
+    run(host.name, ["systemctl", "stop", f"{MASTER}.service"])
+    if p.clear_recovery_argv:
+        run(host.name, p.clear_recovery_argv)
+    run(host.name, ["systemctl", "start", f"{MASTER}.service"])
+    for worker in workers:
+        run(worker, ["systemctl", "start", f"{WORKER}.service"])
+
+
 def _wait_for_workers(argv: list[str], timeout_s: float) -> None:
     ran = until_ok(host.name, argv, timeout_s, PROBE_DELAY_S)
     if not ran.ok:
@@ -181,6 +201,10 @@ def spark_node() -> None:
     started = [systemd.service(name=f"Enable and start {name}", service=name, running=True,
                                enabled=True)
                for name in p.start_daemons]
+    if node["is_master"] and p.release_change:
+        python.call(name="Move the whole cluster to the new Spark release at once [SP-12]",
+                    function=_change_release, p=p,
+                    workers=[w.name for w in play_hosts(SPARK_WORKER)])
     stale_now = {daemon["name"]: host.get_fact(ServiceStale, service=daemon["name"], paths=tuple(
         daemon["restart_files"]))["stale"] for daemon in node["daemons"]}
     if tls_changes or will_change(*restart_ops):

@@ -119,6 +119,17 @@ def _check_shared_dir(check: SharedCheck, user: str, data_dir: str) -> None:
             "uid everywhere; nothing was started.")
 
 
+def _start_if_stopped(unit: str) -> bool:
+    """At execution time: start the job when it is not running; True when it did."""
+    if run_on(host.name, ["systemctl", "is-active", "--quiet", f"{unit}.service"]).ok:
+        return False
+    ran = run_on(host.name, ["systemctl", "start", f"{unit}.service"])
+    if not ran.ok:
+        raise DeployError(f"{host.name}: starting {unit} failed: {ran.said}. See "
+                          f"`journalctl -u {unit}`.")
+    return True
+
+
 def _wait_running(job: dict[str, Any], timeout_s: float, executor: str) -> None:
     ran = until_ok(host.name, ["python3", "-c", RUNNING_PROBE, job["master_state_url"],
                                job["trust"], job["application"]], timeout_s, PROBE_DELAY_S)
@@ -127,6 +138,21 @@ def _wait_running(job: dict[str, Any], timeout_s: float, executor: str) -> None:
             f"{host.name}: the master does not run {job['application']} on executors after "
             f"{timeout_s:g} s: {ran.said}. A worker must offer {executor}: lower them or give the "
             f"workers more. See `journalctl -u {job['unit']}`.")
+
+
+@deploy("spark_pipeline: before the Spark nodes")
+def before_spark_nodes() -> None:
+    """The first play of playbooks/spark_node.yml: refuse a Spark release that cannot resume the
+    pipeline's checkpoints (raised while pyinfra plans, so before any host is touched), and stop
+    a job whose release is about to change. SP-12"""
+    if SPARK_MASTER not in host.groups:
+        return
+    p = plan(settings())
+    if p.carry_over_problem:
+        raise DeployError(p.carry_over_problem)
+    if p.stop_for_release:
+        systemd.service(name="Stop the job before the Spark nodes change release [SP-12]",
+                        service=p.context["unit"], running=False)
 
 
 @deploy("spark_pipeline")
@@ -158,6 +184,10 @@ def spark_pipeline() -> None:
         python.call(name="Restart the job when it runs an older configuration [OP-03]",
                     function=restart_if_stale, service=job["unit"],
                     restart_files=job["restart_files"])
+    if p.start and p.stop_for_release:
+        # before_spark_nodes may have stopped it after this plan's read, which saw it run.
+        service = python.call(name="Start the job on the new Spark release [SP-12]",
+                              function=_start_if_stopped, unit=job["unit"])
     if p.start and (might_restart or will_change(service)):
         executor = (f"spark_pipeline_executor_cores ({s['spark_pipeline_executor_cores']}) "
                     "free cores and spark_pipeline_executor_memory_mb "

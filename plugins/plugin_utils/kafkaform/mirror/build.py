@@ -116,11 +116,11 @@ def build_spark(component: Component, options: BuildOptions, manifest: Manifest)
         )
 
 
-def build_connector(catalog: Catalog, options: BuildOptions, manifest: Manifest) -> int:
-    """Publish the Spark Kafka connector jars; check their versions against Spark's POM."""
-    spark = catalog.spark
+def build_connector(spark: Component, catalog: Catalog, options: BuildOptions,
+                    manifest: Manifest) -> int:
+    """Publish a Spark release's Kafka connector jars; check their versions against its POM."""
     subject = f"spark {spark.version} connector"
-    jars = catalog.spark_kafka_connector
+    jars = catalog.spark_kafka_connectors[spark.version]
     if all(manifest.is_current(jar_recipe(jar), options.mirror_dir) for jar in jars):
         progress(subject, f"up to date ({len(jars)} jars)")
         return 0
@@ -135,7 +135,7 @@ def build_connector(catalog: Catalog, options: BuildOptions, manifest: Manifest)
                 declared = found.name if found else f"no {jar.artifact} jar"
                 raise MirrorError(
                     f"{subject}: the catalog lists {jar.file_name} but Spark's POM resolves to"
-                    f" {declared}; update spark_kafka_connector in kafkaform/catalog.py"
+                    f" {declared}; update spark_kafka_connectors in kafkaform/catalog.py"
                 )
             built += publish(
                 options.mirror_dir,
@@ -223,8 +223,10 @@ def build(options: BuildOptions, catalog: Catalog = CATALOG) -> int:
                 "gpg",
             )  # fmt: skip
     if options.wants("spark"):
-        built += build_spark(catalog.spark, options, manifest)
-        built += build_connector(catalog, options, manifest)
+        # The release new clusters run, and the one nodes built before run until upgraded.
+        for spark in (catalog.spark, catalog.spark_previous):
+            built += build_spark(spark, options, manifest)
+            built += build_connector(spark, catalog, options, manifest)
     # SE-19: every release archive in the mirror signed, and the projects' KEYS beside them.
     built += sign_releases(options.mirror_dir, catalog.components,
                            Signer(options.cache / "mirror-signing"))

@@ -8,6 +8,10 @@ from typing import Any
 
 from ..template_filters import parse_java_properties
 
+#: The file beside the queries' checkpoints naming the Spark release that last wrote them: the
+#: run reads it before a Spark node changes release (SP-12).
+RELEASE_FILE = "spark-release"
+
 #: The pipeline's Kafka identities, each its own SCRAM user with only the ACLs it needs (SE-03):
 #: the streaming job reads, the generator writes, the audit reads and compares.
 IDENTITIES = ("job", "generator", "audit")
@@ -60,7 +64,12 @@ class PipelineConfig:
 
     def checkpoint_dir(self, query: str) -> str:
         """Checkpoint of one streaming query (offsets, commits, state)."""
-        return f"{self.data_dir}/checkpoints/{query}"
+        return f"{checkpoints_dir(self.data_dir)}/{query}"
+
+    @property
+    def release_file(self) -> str:
+        """Names the Spark release that last wrote the checkpoints (RELEASE_FILE)."""
+        return f"{checkpoints_dir(self.data_dir)}/{RELEASE_FILE}"
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> PipelineConfig:
@@ -83,6 +92,11 @@ class PipelineConfig:
     @classmethod
     def load(cls, path: str | Path) -> PipelineConfig:
         return cls.from_mapping(parse_java_properties(Path(path).read_text(encoding="utf-8")))
+
+
+def checkpoints_dir(data_dir: str) -> str:
+    """Where the queries' checkpoints live, under the pipeline's data directory."""
+    return f"{data_dir.rstrip('/')}/checkpoints"
 
 
 #: The two streaming queries of the job; each has its own checkpoint and its own Parquet sink.

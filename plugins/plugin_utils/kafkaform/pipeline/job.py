@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from kafkaform.pipeline.config import PipelineConfig
@@ -133,7 +134,14 @@ def start(spark: Any, config: PipelineConfig, available_now: bool = False) -> li
         if partitions:
             writer = writer.partitionBy(*partitions)
         queries.append(writer.start())
+    record_release(spark, config)
     return queries
+
+
+def record_release(spark: Any, config: PipelineConfig) -> None:
+    """Name the release that now writes the checkpoints beside them: before a Spark node changes
+    release, the run checks the new one resumes what this one wrote (SP-12)."""
+    Path(config.release_file).write_text(f"{spark.version}\n", encoding="utf-8")
 
 
 def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:

@@ -66,7 +66,8 @@ class SparkNodeHost:
     paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def _release(settings: Mapping[str, Any]) -> Release:
+def node_release(settings: Mapping[str, Any]) -> Release:
+    """The Spark release the node is to run, behind spark_node_install_dir."""
     return release("spark", _setting(settings, "version"), _setting(settings, "archive_url"),
                    _setting(settings, "install_dir"))
 
@@ -88,7 +89,7 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("group", f"getent group {q(str(_setting(settings, 'group')))}"),
         *(hostread.ask(f"jar:{path}", f"stat -c '%U:%G:%a' {q(path)} 2>/dev/null")
           for _url, path in _jars(settings)),
-        _release(settings).question(),
+        node_release(settings).question(),
         *hostread.unit_states(f"{name}.service" for name in DAEMON_NAMES),
         *hostread.path_states(planned_paths(*_written(cluster, host, settings))),
     ])
@@ -172,6 +173,14 @@ class SparkNodePlan(WritesFiles):
     start_daemons: list[str]
     #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
     host_state: dict[str, str] = field(default_factory=dict)
+    #: The node's daemons run another Spark release than the one planned. Masters, workers and
+    #: drivers of two releases cannot talk (their messages are Java-serialized classes) and a
+    #: master's recovery state is its release's, so the whole cluster changes at once: every
+    #: worker stops, the master stops, its recovery state is emptied, it starts on the new
+    #: release, then the workers do (the pipeline's job was stopped before, SP-12).
+    release_change: bool = False
+    #: Empties the master's recovery state on a release change ([] on a node that keeps none).
+    clear_recovery_argv: list[str] = field(default_factory=list)
 
 
 def _script(name: str) -> str:
@@ -210,7 +219,7 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
     account = Account(user=node["user"], group=node["group"], home=node["home_dir"],
                       comment="Apache Spark")
     install_dir = str(_setting(settings, "install_dir")).rstrip("/")
-    the_release = _release(settings)
+    the_release = node_release(settings)
     timeout_s = float(_setting(settings, "register_timeout_s"))
     master_probe = [node["master_webui_urls"][0], node["tls"]["trust"]]
     return SparkNodePlan(
@@ -247,4 +256,9 @@ def spark_node_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str
         start_daemons=[daemon["name"] for daemon in node["daemons"]
                        if f"{daemon['name']}.service" not in read.running_units],
         host_state=dict(read.paths),
+        release_change=(read.release_marker is not None
+                        and not the_release.found_in_place(read.release_marker)
+                        and bool(read.running_units)),
+        clear_recovery_argv=(["find", node["recovery_dir"], "-mindepth", "1", "-delete"]
+                             if node["is_master"] and node["recovery_dir"] else []),
     )

@@ -12,11 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..catalog import checkpoint_carry_over_problem
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.spark_pipeline import UNIT, client_logins, restart_files, spark_pipeline_context
 from ..defaults import setting
+from ..pipeline.config import RELEASE_FILE, checkpoints_dir
+from ..rules import cite
 from . import hostread
+from .artifact import read_marker
 from .files import PlannedFile, WritesFiles, planned_paths, template
+from .spark_node import node_release
 
 ROLE = "spark_pipeline"
 #: The tools on the driver host: ``kafkaform-pipeline generate|audit|latency ...``.
@@ -46,21 +51,40 @@ class SparkPipelineHost:
     disabled_and_inactive: bool = False
     #: The state of each planned file and directory that exists (hostread.path_states).
     paths: Mapping[str, str] = field(default_factory=dict)
+    #: The queries' checkpoints exist; the Spark release their RELEASE_FILE names ("" without
+    #: one); the release installed behind spark_node_install_dir ("" without one). SP-12
+    checkpoints: bool = False
+    checkpoint_release: str = ""
+    installed_release: str = ""
 
 
 def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads the driver host (its answers: :func:`parse_host`): the unit's
     sub-state, the service_stale module's answer for the files the job reads at submit, and the
-    state of the files and directories the plan writes without secrets."""
+    state of the files and directories the plan writes without secrets; the checkpoints, the
+    release that last wrote them and the release installed (SP-12)."""
     unit = f"{UNIT}.service"
     stale = shlex.join(hostread.service_stale_argv(unit, restart_files(settings)))
     job = spark_pipeline_context(cluster, host, settings)
+    checkpoints = checkpoints_dir(job["data_dir"])
+    release_file = f"{checkpoints}/{RELEASE_FILE}"
     return hostread.command([
         hostread.ask("state", f"systemctl show --property SubState --value {unit} 2>/dev/null"),
         hostread.ask("stale", f"{stale} 2>/dev/null"),
         *hostread.unit_states([unit]),
         *hostread.path_states(planned_paths(_files(job), _directories(job))),
+        hostread.ask("checkpoints", "echo yes", present=checkpoints),
+        hostread.ask("checkpoint_release", f"head -c 64 {shlex.quote(release_file)}",
+                     present=release_file),
+        node_release(settings).question(),
     ])
+
+
+def _marker_version(marker: str | None) -> str:
+    """The version a release marker names ("" without a marker)."""
+    lines = (marker or "").splitlines()
+    return next((line.removeprefix("version=") for line in lines
+                 if line.startswith("version=")), "")
 
 
 def _stale(answer: str | None) -> bool:
@@ -80,7 +104,10 @@ def parse_host(stdout: str) -> SparkPipelineHost:
                              stale=_stale(found.get("stale")),
                              enabled_and_active=unit in hostread.running_units(found),
                              disabled_and_inactive=unit in hostread.stopped_units(found),
-                             paths=hostread.found_paths(found))
+                             paths=hostread.found_paths(found),
+                             checkpoints=found.get("checkpoints") == "yes",
+                             checkpoint_release=found.get("checkpoint_release", ""),
+                             installed_release=_marker_version(read_marker(found)))
 
 
 @dataclass(frozen=True)
@@ -129,6 +156,17 @@ class SparkPipelinePlan(WritesFiles):
     start_retries: int
     #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
     host_state: dict[str, str] = field(default_factory=dict)
+    #: The Spark release the nodes are to run (spark_node_version); the one that last wrote the
+    #: queries' checkpoints ("" when there are none). SP-12
+    spark_release: str = ""
+    checkpoint_release: str = ""
+    #: Why the nodes' release cannot resume the checkpoints, naming the host, the setting and
+    #: the fix; "" when it can. Refused before any Spark node changes.
+    carry_over_problem: str = ""
+    #: The job runs on another release than spark_release: it stops before the Spark nodes
+    #: change release (a driver and its executors run one release), and this plan starts it on
+    #: the new one, from its checkpoints.
+    stop_for_release: bool = False
 
 
 def _directories(job: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -215,13 +253,17 @@ def spark_pipeline_plan(cluster: Mapping[str, Any], host: str, settings: Mapping
     job = spark_pipeline_context(cluster, host, settings)
     state = str(setting(settings, "spark_pipeline_state"))
     timeout_s = int(setting(settings, "spark_pipeline_start_timeout_s"))
+    spark_release = str(setting(settings, "spark_node_version"))
+    # Checkpoints written before the job named its release were written by the installed one.
+    written_by = read.checkpoint_release or (read.installed_release if read.checkpoints else "")
+    stop_for_release = read.running and read.installed_release not in ("", spark_release)
     return SparkPipelinePlan(
         context=job,
         state=state,
         start=state == "started",
-        set_service=not (read.enabled_and_active if state == "started"
-                         else read.disabled_and_inactive),
-        running=read.running,
+        set_service=stop_for_release or not (read.enabled_and_active if state == "started"
+                                             else read.disabled_and_inactive),
+        running=read.running and not stop_for_release,
         stale=read.stale,
         directories=_directories(job),
         unit_file=_unit_file(job),
@@ -231,4 +273,22 @@ def spark_pipeline_plan(cluster: Mapping[str, Any], host: str, settings: Mapping
         start_timeout_s=float(timeout_s),
         start_retries=math.ceil(timeout_s / PROBE_DELAY_S),
         host_state=dict(read.paths),
+        spark_release=spark_release,
+        checkpoint_release=written_by,
+        carry_over_problem=_carry_over_problem(host, job["data_dir"], written_by, spark_release),
+        stop_for_release=stop_for_release,
     )
+
+
+def _carry_over_problem(host: str, data_dir: str, written_by: str, release: str) -> str:
+    """The refusal of a Spark release that cannot resume the pipeline's checkpoints. SP-12"""
+    problem = checkpoint_carry_over_problem(written_by, release)
+    if not problem:
+        return ""
+    return (f"{host}: spark_node_version is {release}, but {problem} ({cite('SP-12')}): its "
+            f"checkpoints under {checkpoints_dir(data_dir)} would not carry over, and the "
+            f"pipeline could land records twice. Nothing was changed. Fix: keep "
+            f"spark_node_version: {written_by}; or, to start the pipeline afresh on {release}, "
+            f"set spark_pipeline_state: stopped and run, move {data_dir} aside, then run with "
+            "spark_pipeline_state: started (the new queries read the topic from its earliest "
+            "offset).")
