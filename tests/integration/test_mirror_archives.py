@@ -134,7 +134,10 @@ def test_kafka_4_starts_in_kraft_mode_and_logs_through_log4j2(kafka4_home: Path,
         f"listeners=PLAINTEXT://127.0.0.1:{client},CONTROLLER://127.0.0.1:{quorum}\n"
         "controller.listener.names=CONTROLLER\n"
         "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
-        f"log.dirs={tmp_path / 'data'}\noffsets.topic.replication.factor=1\n")
+        f"log.dirs={tmp_path / 'data'}\noffsets.topic.replication.factor=1\n"
+        # The log cleaner allocates its 128 MB dedupe buffer at start: in a 256 MB heap that
+        # ran out of memory once in the suite.
+        "log.cleaner.dedupe.buffer.size=16777216\n")
     formatted = java(kafka4_home, "libs/*", "-Dlog4j2.configurationFile=config/tools-log4j2.yaml",
                      "kafka.tools.StorageTool", "format", "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg",
                      "--config", str(config))
