@@ -23,6 +23,8 @@ from kafkaform.plans.kafka_broker import (
     install_plan,
     kafka_broker_plan,
     parse_host,
+    running_cluster_id,
+    running_cluster_id_vars,
 )
 from tests.unit.test_hostread_units import STARTS
 
@@ -214,6 +216,48 @@ def test_a_migration_refuses_a_log_directory_of_another_cluster() -> None:
     assert "Set kafka_cluster_id: OtherClusterId000000000" in refusal
     same = KafkaBrokerHost(**{**CONVERGED.__dict__, "cluster_id": str(model["cluster_id"])})
     assert kafka_broker_plan(model, "k1", {}, same).migration_refusal == ""
+
+
+def _held(cluster_id: str) -> KafkaBrokerHost:
+    return KafkaBrokerHost(**{**CONVERGED.__dict__, "cluster_id": cluster_id})
+
+
+@pytest.mark.parametrize(("declared", "held", "expected", "take", "problem"), [
+    # A new cluster: nothing formatted, the derived id.
+    (False, {"k1": "", "k2": ""}, "derived", False, ""),
+    # A cluster migrated from ZooKeeper: every node holds ZooKeeper's id, which the run takes.
+    (False, {"k1": "ZkGivenId000000000000A", "k2": "ZkGivenId000000000000A", "c1": ""},
+     "ZkGivenId000000000000A", True, ""),
+    # Born in KRaft mode: the nodes hold the derived id, nothing to take.
+    (False, {"k1": "derived", "k2": ""}, "derived", False, ""),
+    # Two ids, none declared: the operator's to say.
+    (False, {"k1": "IdA", "k2": "IdB", "k3": "IdA"}, "derived", False,
+     "different cluster ids (k1, k3: IdA; k2: IdB)"),
+    # kafka_cluster_id declared: the inventory's, whatever the nodes hold (KR-07 checks them).
+    (True, {"k1": "IdA", "k2": "IdB"}, "derived", False, ""),
+])
+def test_the_cluster_id_comes_from_the_inventory_else_the_nodes_else_the_name(
+        declared: bool, held: dict[str, str], expected: str, take: bool, problem: str) -> None:
+    model = {**kraft_cluster(), "cluster_id_declared": declared}
+    derived = str(model["cluster_id"])
+    reads = {host: _held(derived if cid == "derived" else cid) for host, cid in held.items()}
+    running = running_cluster_id(model, reads)
+    assert running.id == (derived if expected == "derived" else expected)
+    assert running.take is take
+    assert (problem in running.problem) if problem else running.problem == ""
+    if problem:
+        assert "Set kafka_cluster_id to the cluster's own" in running.problem
+        assert "(KR-07)" in running.problem
+
+
+def test_the_running_cluster_id_reads_the_host_reads_output() -> None:
+    model = {**kraft_cluster(), "cluster_id_declared": False}
+    found = running_cluster_id_vars(model, {"k1": "cluster_id ZkGivenId000000000000A\n",
+                                            "k2": ""})
+    assert found == {"id": "ZkGivenId000000000000A", "take": True, "problem": ""}
+    # The migration's controllers are then formatted with it, and its refusal has nothing to say.
+    migrating = {**zk_cluster("controllers"), "cluster_id": found["id"]}
+    assert kafka_broker_plan(migrating, "k1", {}, _held(found["id"])).migration_refusal == ""
 
 
 @pytest.mark.parametrize(("enabled", "active", "start"), STARTS)

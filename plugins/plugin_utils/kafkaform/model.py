@@ -234,7 +234,11 @@ class Cluster:
     controllers: tuple[Controller, ...] = ()
     #: The id every node's storage is formatted with (KRaft mode): kafka_cluster_id, or one
     #: derived from the cluster's name, so every run computes the same without keeping state.
+    #: Without kafka_cluster_id, a cluster whose nodes' storage holds an id runs with that one
+    #: (plans.kafka_broker.running_cluster_id: a cluster migrated from ZooKeeper keeps its own).
     cluster_id: str = ""
+    #: The inventory names kafka_cluster_id.
+    cluster_id_declared: bool = False
     #: Where a migration from ZooKeeper to KRaft stands (kafka_kraft_migration, KR-09): empty,
     #: or a state of kafkaform.kraft_migration.STATES.
     kraft_migration: str = ""
@@ -529,6 +533,7 @@ def build(view: InventoryView) -> Cluster:
         zookeeper_tls_migration=str(view.cluster_var("kafka_zookeeper_tls_migration") or ""),
         controllers=controllers(view),
         cluster_id=cluster_id(view),
+        cluster_id_declared=bool(view.cluster_var("kafka_cluster_id")),
         kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),
         metadata_max_lag=as_int(view.cluster_var("kafka_controller_max_lag")) or 0,
     )

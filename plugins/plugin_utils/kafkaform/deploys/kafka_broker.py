@@ -25,7 +25,14 @@ from ..acls import plan as acls_plan
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import ADMIN_SCRIPT
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
-from ..plans.kafka_broker import KafkaBrokerPlan, host_read, kafka_broker_plan, parse_host
+from ..plans.kafka_broker import (
+    KafkaBrokerHost,
+    KafkaBrokerPlan,
+    host_read,
+    kafka_broker_plan,
+    parse_host,
+    running_cluster_id,
+)
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
 from . import artifact, tls
@@ -70,11 +77,27 @@ def plan(of: Host | None = None) -> KafkaBrokerPlan:
     return _planned(target, inputs(target))
 
 
+def _read(model: dict[str, Any], target: Host, given: dict[str, Any]) -> KafkaBrokerHost:
+    """The host read of ``target`` (a fact: asked once a run, whoever asks)."""
+    return parse_host(target.get_fact(CommandOutput,
+                                      argv=tuple(host_read(model, target.name, given))))
+
+
+def _with_running_cluster_id(model: dict[str, Any]) -> dict[str, Any]:
+    """The model with the cluster id the Kafka nodes' storage holds when the inventory names
+    none, as roles/kafka_broker/tasks/read.yml takes it (KR-07)."""
+    nodes = {h.name: h for h in (*play_hosts(KAFKA_CONTROLLER), *play_hosts(KAFKA_BROKER))}
+    running = running_cluster_id(model, {name: _read(model, node, inputs(node))
+                                         for name, node in nodes.items()})
+    if running.problem:
+        raise DeployError(running.problem)
+    return {**model, "cluster_id": running.id} if running.take else model
+
+
 def _planned(target: Host, given: dict[str, Any]) -> KafkaBrokerPlan:
     """The plan of ``target`` from its inputs ``given``, already assembled."""
-    model = cluster()
-    read = target.get_fact(CommandOutput, argv=tuple(host_read(model, target.name, given)))
-    return kafka_broker_plan(model, target.name, given, parse_host(read))
+    model = _with_running_cluster_id(cluster())
+    return kafka_broker_plan(model, target.name, given, _read(model, target, given))
 
 
 def context(of: Host | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
+from ..rules import cite
 from . import hostread
 from .artifact import Release, read_marker, release
 from .files import Account, PlannedFile, WritesFiles, planned_paths, template
@@ -86,8 +87,13 @@ def _release(settings: Mapping[str, Any]) -> Release:
 
 
 def _first_log_dir(cluster: Mapping[str, Any], host: str) -> str:
-    broker = cluster.get("brokers_by_host", {}).get(host) or {}
-    return str((broker.get("log_dirs") or [""])[0])
+    """Where the node's meta.properties lives: a broker's first log directory, a dedicated
+    controller's metadata directory."""
+    broker = cluster.get("brokers_by_host", {}).get(host)
+    if broker:
+        return str((broker.get("log_dirs") or [""])[0])
+    controller = cluster.get("controllers_by_host", {}).get(host) or {}
+    return str(controller.get("metadata_dir") or "")
 
 
 def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
@@ -369,6 +375,45 @@ def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
                                        kb["security_step"])
 
 
+@dataclass(frozen=True)
+class RunningClusterId:
+    """The cluster id a run formats storage with and checks it against (KR-07)."""
+
+    #: The id: kafka_cluster_id; else the one every node whose storage holds an id holds (a
+    #: cluster migrated from ZooKeeper keeps the id ZooKeeper gave it); else the derived one.
+    id: str
+    #: The id comes from the nodes' storage and differs from the model's: the engines take it
+    #: for every Kafka node of the run.
+    take: bool
+    #: Nodes hold different ids and the inventory names none: which one is the cluster's is the
+    #: operator's to say.
+    problem: str = ""
+
+    def as_vars(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def running_cluster_id(cluster: Mapping[str, Any],
+                       reads: Mapping[str, KafkaBrokerHost]) -> RunningClusterId:
+    """KR-07: the id of the cluster whose nodes were read (``reads``, by host)."""
+    model_id = str(cluster.get("cluster_id", ""))
+    held: dict[str, list[str]] = {}
+    for host, read in sorted(reads.items()):
+        if read.cluster_id:
+            held.setdefault(read.cluster_id, []).append(host)
+    if cluster.get("cluster_id_declared") or not held:
+        return RunningClusterId(model_id, False)
+    if len(held) == 1:
+        found = next(iter(held))
+        return RunningClusterId(found, found != model_id)
+    ids = "; ".join(f"{', '.join(hosts)}: {cid}" for cid, hosts in sorted(held.items()))
+    return RunningClusterId(model_id, False, (
+        f"the Kafka nodes' storage holds different cluster ids ({ids}) and the inventory names "
+        f"none, so kafkaform cannot tell which is the cluster's ({cite('KR-07')}). Set "
+        "kafka_cluster_id to the cluster's own in the inventory's group_vars/all and run again; "
+        "a node formatted for another cluster must be emptied by hand first."))
+
+
 def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerHost) -> str:
     wanted = str(cluster.get("cluster_id", ""))
     if read.cluster_id == wanted:
@@ -451,3 +496,11 @@ def plan_vars(cluster: Mapping[str, Any], host: str, inputs: Mapping[str, Any],
               host_read_stdout: str) -> dict[str, Any]:
     """:func:`kafka_broker_plan` as the role reads it (filter ``kafka_broker_plan``)."""
     return kafka_broker_plan(cluster, host, inputs, parse_host(host_read_stdout)).as_vars()
+
+
+def running_cluster_id_vars(cluster: Mapping[str, Any],
+                            host_reads: Mapping[str, str]) -> dict[str, Any]:
+    """:func:`running_cluster_id` from what each node's host read printed, by host, as the role
+    reads it (filter ``kafka_running_cluster_id``)."""
+    return running_cluster_id(cluster, {host: parse_host(stdout or "")
+                                        for host, stdout in host_reads.items()}).as_vars()

@@ -34,7 +34,13 @@ from kafkaform import acls
 from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.mirror.kafka import client_config_option, kafka_main_class
 from kafkaform.model import CONTROLLER_LISTENER
-from kafkaform.plans.kafka_broker import KafkaBrokerPlan, host_read, kafka_broker_plan, parse_host
+from kafkaform.plans.kafka_broker import (
+    KafkaBrokerPlan,
+    host_read,
+    kafka_broker_plan,
+    parse_host,
+    running_cluster_id,
+)
 from kafkaform.template_filters import parse_java_properties
 from kafkaform.verify.conftest import (
     Inventory,
@@ -124,23 +130,30 @@ class Broker:
         return str(self.host.check_output("systemctl show --property=MainPID --value kafka"))
 
 
-def planned(n: Node, inventory: Inventory) -> Broker:
-    """The node as the role plans it: its host read, then the role's plan."""
-    read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
-    assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
-    return Broker(n.name, n.host, kafka_broker_plan(inventory.cluster, n.name, n.variables,
-                                                    parse_host(read.stdout)), n.variables)
+def planned(found: list[Node], inventory: Inventory) -> list[Broker]:
+    """The nodes as the role plans them: their host reads, the cluster id their storage holds
+    when the inventory names none (KR-07), then the role's plan of each."""
+    reads = {}
+    for n in found:
+        read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
+        assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
+        reads[n.name] = parse_host(read.stdout)
+    running = running_cluster_id(inventory.cluster, reads)
+    assert not running.problem, running.problem
+    model = {**inventory.cluster, "cluster_id": running.id}
+    return [Broker(n.name, n.host, kafka_broker_plan(model, n.name, n.variables, reads[n.name]),
+                   n.variables) for n in found]
 
 
 @pytest.fixture(scope="module")
 def brokers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
-    return [planned(n, inventory) for n in nodes("brokers", "Kafka brokers")]
+    return planned(nodes("brokers", "Kafka brokers"), inventory)
 
 
 @pytest.fixture(scope="module")
 def controllers(nodes: Nodes, inventory: Inventory) -> list[Broker]:
     """The KRaft controllers (a cluster in KRaft mode), as the role plans them."""
-    return [planned(n, inventory) for n in nodes("controllers", "KRaft controllers")]
+    return planned(nodes("controllers", "KRaft controllers"), inventory)
 
 
 def kraft(broker: Broker) -> bool:
