@@ -27,7 +27,7 @@ class FilterModule:
             "kafka_broker_context": lazy("contexts.kafka_broker", "kafka_broker_context"),
             "kafka_broker_host_read": lazy("plans.kafka_broker", "host_read"),
             "kafka_broker_plan": lazy("plans.kafka_broker", "plan_vars"),
-            "kafka_running_cluster_id": lazy("plans.kafka_broker", "running_cluster_id_vars"),
+            "kafka_running_cluster": lazy("plans.kafka_broker", "running_cluster_vars"),
             "kafka_topics_plan": kafka_topics_plan,
             "kafka_acls_plan": kafka_acls_plan,
         }

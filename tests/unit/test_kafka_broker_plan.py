@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from kafkaform.model import InventoryView
+from kafkaform.model import kafka_release as model_kafka_release
 from kafkaform.plans import hostread
 from kafkaform.plans.kafka_broker import (
     AGENT_JAR_STATE,
@@ -23,8 +25,8 @@ from kafkaform.plans.kafka_broker import (
     install_plan,
     kafka_broker_plan,
     parse_host,
-    running_cluster_id,
-    running_cluster_id_vars,
+    running_cluster,
+    running_cluster_vars,
 )
 from tests.unit.test_hostread_units import STARTS
 
@@ -241,7 +243,7 @@ def test_the_cluster_id_comes_from_the_inventory_else_the_nodes_else_the_name(
     model = {**kraft_cluster(), "cluster_id_declared": declared}
     derived = str(model["cluster_id"])
     reads = {host: _held(derived if cid == "derived" else cid) for host, cid in held.items()}
-    running = running_cluster_id(model, reads)
+    running = running_cluster(model, reads, {})
     assert running.id == (derived if expected == "derived" else expected)
     assert running.take is take
     assert (problem in running.problem) if problem else running.problem == ""
@@ -252,12 +254,81 @@ def test_the_cluster_id_comes_from_the_inventory_else_the_nodes_else_the_name(
 
 def test_the_running_cluster_id_reads_the_host_reads_output() -> None:
     model = {**kraft_cluster(), "cluster_id_declared": False}
-    found = running_cluster_id_vars(model, {"k1": "cluster_id ZkGivenId000000000000A\n",
-                                            "k2": ""})
-    assert found == {"id": "ZkGivenId000000000000A", "take": True, "problem": ""}
+    found = running_cluster_vars(model, {"k1": "cluster_id ZkGivenId000000000000A\n"
+                                               "release kafka 3.9.1\n", "k2": ""},
+                                 {"k1": None, "k2": ""})
+    assert found == {"id": "ZkGivenId000000000000A", "take": True, "release": "3.9.2",
+                     "problem": "", "model": {"cluster_id": "ZkGivenId000000000000A",
+                                              "kafka_release": "3.9.2"}}
     # The migration's controllers are then formatted with it, and its refusal has nothing to say.
     migrating = {**zk_cluster("controllers"), "cluster_id": found["id"]}
     assert kafka_broker_plan(migrating, "k1", {}, _held(found["id"])).migration_refusal == ""
+
+
+def _runs(release: str) -> KafkaBrokerHost:
+    return KafkaBrokerHost(**{**CONVERGED.__dict__, "release": release})
+
+
+@pytest.mark.parametrize(("runs", "declared", "expected", "problem"), [
+    # A new KRaft cluster: nothing runs, the newest Kafka 4 the catalog has.
+    ({"c1": "", "k1": ""}, {}, "4.4.0", ""),
+    # A cluster that runs a line keeps it, taking its newest patch release: a new line (and the
+    # metadata.version it raises for good) only when named.
+    ({"c1": "3.9.1", "k1": "3.9.2", "k2": ""}, {}, "3.9.2", ""),
+    ({"c1": "4.1.2", "k1": "4.1.2"}, {}, "4.1.2", ""),
+    # Nodes named a release are left out: the others keep the line they run.
+    ({"c1": "4.4.0", "k1": "3.9.2"}, {"c1": "4.4.0"}, "3.9.2", ""),
+    # Two lines among the nodes that name none: the operator's to say.
+    ({"c1": "4.4.0", "k1": "3.9.2"}, {}, "4.4.0",
+     "releases of different lines (k1: 3.9.2; c1: 4.4.0)"),
+])
+def test_a_node_without_a_release_runs_its_clusters_line_else_the_newest_of_its_mode(
+        runs: dict[str, str], declared: dict[str, str], expected: str, problem: str) -> None:
+    model = kraft_cluster()
+    running = running_cluster(model, {host: _runs(r) for host, r in runs.items()}, declared)
+    assert running.release == expected
+    assert (problem in running.problem) if problem else running.problem == ""
+    if problem:
+        assert "Set kafka_broker_version in the inventory's group_vars/all" in running.problem
+        assert "(KF-05)" in running.problem
+    plan = kafka_broker_plan(running.model(model), "k1", {}, _runs(runs["k1"]))
+    assert plan.install.release["artifact_version"] == expected
+    assert plan.install.release["artifact_url"].endswith(f"/kafka_2.13-{expected}.tgz")
+    named = kafka_broker_plan(running.model(model), "k1", {"kafka_broker_version": "4.1.2"},
+                              _runs(runs["k1"]))
+    assert named.install.release["artifact_version"] == "4.1.2"
+
+
+def test_brokers_never_outrun_the_controllers_on_the_release_the_run_takes() -> None:
+    """KR-12 with the taken line: the preflight sees only what the inventory names."""
+    model = kraft_cluster()
+    reads = {"c1": _runs("3.9.2"), "k1": _runs("3.9.2")}
+    refused = running_cluster(model, reads, {"k1": "4.1.2"})
+    assert refused.release == "3.9.2"
+    assert refused.problem.startswith("k1 would run a newer Kafka than the controllers' 3.9.2 "
+                                      "(KR-12). Raise kafka_broker_version on every controller")
+    controllers_first = {host: "4.1.2" for host in ("c1", "c2", "c3", "k1")}
+    assert running_cluster(model, reads, {**controllers_first, "k2": "4.1.2",
+                                          "k3": "4.1.2"}).problem == ""
+    # The brokers that name no release keep the line they run, older than the controllers'.
+    assert running_cluster(model, {**reads, "k2": _runs("3.9.2")},
+                           controllers_first).release == "3.9.2"
+
+
+@pytest.mark.parametrize(("controllers", "ensemble", "migration", "expected"), [
+    (True, False, "", "4.4.0"),            # KRaft from the start
+    (False, True, "", "3.9.2"),            # ZooKeeper mode
+    (True, True, "dual_write", "3.9.2"),   # a migration under way: Kafka 4 has no ZooKeeper
+    (True, True, "kraft_brokers", "3.9.2"),
+    (True, True, "finalized", "3.9.2"),    # migrated: on the line the migration ran
+    (True, False, "finalized", "3.9.2"),   # and with the ensemble gone from the inventory
+])
+def test_a_new_clusters_release_is_the_newest_of_its_mode(controllers: bool, ensemble: bool,
+                                                          migration: str, expected: str) -> None:
+    groups = {"kafka_broker": ["k1"], **({"kafka_controller": ["c1"]} if controllers else {}),
+              **({"zookeeper": ["z1"]} if ensemble else {})}
+    view = InventoryView(groups, {"k1": {"kafka_kraft_migration": migration}})
+    assert model_kafka_release(view) == expected
 
 
 @pytest.mark.parametrize(("enabled", "active", "start"), STARTS)

@@ -322,10 +322,13 @@ def test_kafka_4_logs_with_log4j2_and_each_release_runs_from_its_own_directory()
     # A new logging file or release restarts the node onto it.
     assert "/etc/kafka/log4j2.yaml" in new["restart_files"]
     assert "/etc/kafka/log4j.properties" not in new["restart_files"]
-    # Settings that carry only the role default's expression mean the catalog's release.
-    default = kafka_broker_context(kraft_cluster(), "k1", {})
-    assert default["release"] == CATALOG.kafka.version
-    assert default["java"]["classpath"] == f"/opt/kafkaform/kafka-{CATALOG.kafka.version}/libs/*"
+    # Without a release named, the cluster's: a new KRaft cluster's is the newest Kafka 4, a
+    # ZooKeeper-mode cluster's the newest 3.9 (the model's kafka_release).
+    default = kafka_broker_context(kraft_cluster(), "k1", {"kafka_broker_version": ""})
+    assert default["release"] == CATALOG.kafka_upgrade.version
+    assert default["java"]["classpath"] == (f"/opt/kafkaform/kafka-{CATALOG.kafka_upgrade.version}"
+                                            "/libs/*")
+    assert kafka_broker_context(cluster(), "k1", {})["release"] == CATALOG.kafka.version
 
 
 def test_only_a_controllers_start_waits_for_its_registration_with_the_quorum() -> None:

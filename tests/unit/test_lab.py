@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafkaform import lab, lab_hosts, lab_image, lab_state
+from kafkaform import inventory, lab, lab_hosts, lab_image, lab_state, model
 from kafkaform.catalog import CATALOG
 from kafkaform.podman import CommandError
 
@@ -82,7 +82,9 @@ def test_the_kraft_lab_runs_the_catalogs_newest_kafka_on_the_lab_platform() -> N
     assert (kraft / "group_vars" / "all" / "common.yml").resolve() == \
         REPO / "inventory" / "lab" / "group_vars" / "all.yml"
     settings = yaml.safe_load((kraft / "group_vars" / "all" / "kraft.yml").read_text())
-    assert settings["kafka_broker_version"] == CATALOG.kafka_upgrade.version
+    assert "kafka_broker_version" not in settings  # a new KRaft cluster's default
+    view, _hosts = inventory.load_hosts(str(kraft))
+    assert model.kafka_release(view) == CATALOG.kafka_upgrade.version
 
 
 def test_disk_files_are_per_host_and_device(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from kafkaform import catalog, java
+from kafkaform import catalog, java, model
 from kafkaform.defaults import role_default
-from tests.unit.test_checks import Spec, errors_of, kraft, lab_like
+from tests.unit.test_checks import Spec, errors_of, kraft, lab_like, view_of
 
 OLD, NEW = catalog.KAFKA_VERSION, catalog.KAFKA_UPGRADE_VERSION
 
@@ -136,7 +136,21 @@ def test_an_unset_release_or_java_is_the_roles_default() -> None:
     from kafkaform.defaults import setting
     for _name, _groups, version_key, java_key in releases.ROLES:
         for key in (version_key, java_key):
+            if key == "kafka_broker_version":  # the cluster's: model.kafka_release
+                assert setting({}, key) == ""
+                continue
             assert releases._default(key) == str(setting({}, key))
+
+
+@pytest.mark.parametrize("given", [None, ""])
+def test_an_unnamed_kafka_release_is_a_new_clusters_of_its_mode(given: str | None) -> None:
+    from kafkaform.checks import releases
+    spec = kraft("a", "b", "c")
+    host = next(iter(spec["kafka_broker"]))
+    spec["kafka_broker"][host]["kafka_broker_version"] = given
+    view = view_of(spec)
+    assert releases._value(view, host, "kafka_broker_version") == model.kafka_release(view)
+    assert model.kafka_release(view) == catalog.CATALOG.kafka_upgrade.version
 
 
 @pytest.mark.parametrize(("levels", "says"), [

@@ -79,9 +79,9 @@ def test_a_default_that_names_a_cluster_variable_reads_it_as_ansible_would(
 
 
 def test_a_default_made_by_the_collections_filters_is_templated_by_ansible() -> None:
-    assert setting({}, "kafka_broker_version") == CATALOG.kafka.version
-    assert setting({"kafka_broker_version": "3.9.1"}, "kafka_broker_archive_url").endswith(
-        "/kafka/3.9.1/kafka_2.13-3.9.1.tgz")
+    assert setting({}, "zookeeper_version") == CATALOG.zookeeper.version
+    assert setting({"zookeeper_version": "3.8.4"}, "zookeeper_archive_url").endswith(
+        "/zookeeper/zookeeper-3.8.4/apache-zookeeper-3.8.4-bin.tar.gz")
 
 
 def test_the_role_settings_lookup_and_the_deploys_assemble_a_roles_inputs_alike(

@@ -363,6 +363,19 @@ def release_line(version: str) -> str:
     return ".".join(str(n) for n in release_key(version)[:2])
 
 
+def kafka_release(kraft: bool, running: str = "") -> str:
+    """The Kafka release of a node whose inventory names none (KF-05). On a cluster that runs,
+    the newest release the catalog has of the line its nodes run (``running``): a patch release
+    arrives with a run, a new line only when the operator names it, since the metadata.version
+    a new line raises cannot be lowered again (KR-10). On a new cluster, the newest release of
+    its mode: Kafka 4 in KRaft mode (``kraft``), else the 3.9 line, the last with ZooKeeper."""
+    if running:
+        line = release_line(running)
+        same_line = [v for v in known_versions("kafka") if release_line(v) == line]
+        return max([*same_line, running], key=release_key)
+    return CATALOG.kafka_upgrade.version if kraft else CATALOG.kafka.version
+
+
 def kafka_major(version: object = None) -> int:
     """The major version of a Kafka release (4 for "4.1.2"): 3 is the last line with ZooKeeper
     mode. The catalog's default release when ``version`` is unset or not a version number."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import security_steps
+from . import catalog, security_steps
 from .defaults import as_bool, role_default
 
 #: Inventory groups the model understands.
@@ -235,10 +235,14 @@ class Cluster:
     #: The id every node's storage is formatted with (KRaft mode): kafka_cluster_id, or one
     #: derived from the cluster's name, so every run computes the same without keeping state.
     #: Without kafka_cluster_id, a cluster whose nodes' storage holds an id runs with that one
-    #: (plans.kafka_broker.running_cluster_id: a cluster migrated from ZooKeeper keeps its own).
+    #: (plans.kafka_broker.running_cluster: a cluster migrated from ZooKeeper keeps its own).
     cluster_id: str = ""
     #: The inventory names kafka_cluster_id.
     cluster_id_declared: bool = False
+    #: The Kafka release of a node whose inventory names no kafka_broker_version: a new
+    #: cluster's (:func:`kafka_release`); a run takes the line its nodes run instead
+    #: (plans.kafka_broker.running_cluster).
+    kafka_release: str = ""
     #: Where a migration from ZooKeeper to KRaft stands (kafka_kraft_migration, KR-09): empty,
     #: or a state of kafkaform.kraft_migration.STATES.
     kraft_migration: str = ""
@@ -437,6 +441,16 @@ def cluster_id(view: InventoryView) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
+def kafka_release(view: InventoryView) -> str:
+    """The Kafka release of a new cluster's nodes when the inventory names none
+    (catalog.kafka_release): its mode's newest, Kafka 4 for a cluster in KRaft mode from the start
+    (controllers, no ZooKeeper ensemble, no migration). A migrated cluster's nodes run the 3.9 line
+    the migration ran on, and keep it until the inventory names a Kafka 4 release (KR-10)."""
+    kraft = (bool(view.members(KAFKA_CONTROLLER)) and not view.members(ZOOKEEPER)
+             and not view.cluster_var("kafka_kraft_migration"))
+    return catalog.kafka_release(kraft)
+
+
 def metrics_port(view: InventoryView, host: str, role: str) -> int | None:
     """The port of the JMX exporter agent the role runs in the host's JVM, or None (MO-07)."""
     enabled = view.var(host, f"{role}_metrics_enabled", role_default(f"{role}_metrics_enabled"))
@@ -534,6 +548,7 @@ def build(view: InventoryView) -> Cluster:
         controllers=controllers(view),
         cluster_id=cluster_id(view),
         cluster_id_declared=bool(view.cluster_var("kafka_cluster_id")),
+        kafka_release=kafka_release(view),
         kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),
         metadata_max_lag=as_int(view.cluster_var("kafka_controller_max_lag")) or 0,
     )

@@ -45,14 +45,17 @@ def _default(key: str) -> str:
 
 
 def _value(view: InventoryView, host: str, key: str, defaulted: bool = True) -> str | None:
-    """The host's value of ``key``, its role's default when unset (None unless ``defaulted``);
-    None for a value the inventory templates (the run decides it; the role's own checks see it
-    there)."""
+    """The host's value of ``key``, its role's default when unset or empty (None unless
+    ``defaulted``); None for a value the inventory templates (the run decides it; the role's own
+    checks see it there). A Kafka node without kafka_broker_version gets a new cluster's release
+    (model.kafka_release): on a cluster that runs, the run keeps the line its nodes run."""
     given = view.var(host, key)
     if isinstance(given, str) and "{{" in given:
         return None
-    if given is None:
-        return _default(key) if defaulted else None
+    if given is None or given == "":
+        if not defaulted:
+            return None
+        return model.kafka_release(view) if key == "kafka_broker_version" else _default(key)
     return str(given)
 
 

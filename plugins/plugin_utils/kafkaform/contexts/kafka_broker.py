@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..catalog import release_key
+from ..catalog import APACHE_DIST_ROOT, RELEASES, release_key
 from ..contexts import service_directories
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
@@ -376,6 +376,17 @@ def admin_section(cluster: Mapping[str, Any], node: KafkaNode, paths: Layout,
     }
 
 
+def with_release(cluster: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with the node's Kafka release and archive named: kafka_broker_version, else
+    the cluster's (the model's kafka_release, which a run takes from the line its nodes run);
+    kafka_broker_archive_url, else that release's archive on kafkaform_apache_mirror_url or the
+    Apache distribution site (KF-05)."""
+    version = str(settings.get("kafka_broker_version") or cluster.get("kafka_release") or "")
+    mirror = str(settings.get("kafkaform_apache_mirror_url") or APACHE_DIST_ROOT)
+    url = str(settings.get("kafka_broker_archive_url") or RELEASES["kafka"](version).url_on(mirror))
+    return {**settings, "kafka_broker_version": version, "kafka_broker_archive_url": url}
+
+
 def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                          settings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``kafka_broker`` dict the templates of ``roles/kafka_broker/templates/`` read, for one
@@ -391,6 +402,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
     contradict the model, or a host that is neither a broker nor a controller: the role asserts
     them first.
     """
+    settings = with_release(cluster, settings)
     node = kafka_node(cluster, host, settings)
     broker = node.broker
 

@@ -31,7 +31,7 @@ from ..plans.kafka_broker import (
     host_read,
     kafka_broker_plan,
     parse_host,
-    running_cluster_id,
+    running_cluster,
 )
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
@@ -83,21 +83,26 @@ def _read(model: dict[str, Any], target: Host, given: dict[str, Any]) -> KafkaBr
                                       argv=tuple(host_read(model, target.name, given))))
 
 
-def _with_running_cluster_id(model: dict[str, Any]) -> dict[str, Any]:
-    """The model with the cluster id the Kafka nodes' storage holds when the inventory names
-    none, as roles/kafka_broker/tasks/read.yml takes it (KR-07)."""
+def _with_running_cluster(model: dict[str, Any]) -> dict[str, Any]:
+    """The model with what the Kafka nodes hold where the inventory names nothing, the cluster
+    id and the release line, as roles/kafka_broker/tasks/read.yml takes them (KR-07, KF-05)."""
     nodes = {h.name: h for h in (*play_hosts(KAFKA_CONTROLLER), *play_hosts(KAFKA_BROKER))}
-    running = running_cluster_id(model, {name: _read(model, node, inputs(node))
-                                         for name, node in nodes.items()})
+    given = {name: inputs(node) for name, node in nodes.items()}
+    running = running_cluster(model, {name: _read(model, node, given[name])
+                                      for name, node in nodes.items()},
+                              {name: str(given[name].get("kafka_broker_version") or "")
+                               for name in nodes})
     if running.problem:
         raise DeployError(running.problem)
-    return {**model, "cluster_id": running.id} if running.take else model
+    return running.model(model)
 
 
 def _planned(target: Host, given: dict[str, Any]) -> KafkaBrokerPlan:
-    """The plan of ``target`` from its inputs ``given``, already assembled."""
-    model = _with_running_cluster_id(cluster())
-    return kafka_broker_plan(model, target.name, given, _read(model, target, given))
+    """The plan of ``target`` from its inputs ``given``, already assembled (its host read is
+    the one the running cluster was taken from)."""
+    read = cluster()
+    return kafka_broker_plan(_with_running_cluster(read), target.name, given,
+                             _read(read, target, given))
 
 
 def context(of: Host | None = None) -> dict[str, Any]:

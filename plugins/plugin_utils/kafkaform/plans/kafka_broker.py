@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import java, security_steps
-from ..catalog import APACHE_DIST_ROOT, CATALOG, release_key
+from ..catalog import APACHE_DIST_ROOT, CATALOG, kafka_release, release_key, release_line
 from ..contexts import SYSTEMD_UNIT_DIR
-from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context
+from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context, with_release
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
@@ -376,8 +376,9 @@ def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
 
 
 @dataclass(frozen=True)
-class RunningClusterId:
-    """The cluster id a run formats storage with and checks it against (KR-07)."""
+class RunningCluster:
+    """What a run takes from the Kafka nodes it reads where the inventory names nothing: the
+    cluster id their storage holds (KR-07) and the release line they run (KF-05)."""
 
     #: The id: kafka_cluster_id; else the one every node whose storage holds an id holds (a
     #: cluster migrated from ZooKeeper keeps the id ZooKeeper gave it); else the derived one.
@@ -385,33 +386,91 @@ class RunningClusterId:
     #: The id comes from the nodes' storage and differs from the model's: the engines take it
     #: for every Kafka node of the run.
     take: bool
-    #: Nodes hold different ids and the inventory names none: which one is the cluster's is the
-    #: operator's to say.
+    #: The release of a node whose inventory names no kafka_broker_version: the newest the
+    #: catalog has of the line such nodes run, else the model's (a new cluster's).
+    release: str
+    #: Nodes hold different ids, or run different lines, and the inventory names none: which
+    #: is the cluster's is the operator's to say.
     problem: str = ""
 
+    def model(self, cluster: Mapping[str, Any]) -> dict[str, Any]:
+        """The cluster model the run plans with."""
+        return {**cluster, "cluster_id": self.id, "kafka_release": self.release}
+
     def as_vars(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "model": {"cluster_id": self.id, "kafka_release": self.release}}
 
 
-def running_cluster_id(cluster: Mapping[str, Any],
-                       reads: Mapping[str, KafkaBrokerHost]) -> RunningClusterId:
-    """KR-07: the id of the cluster whose nodes were read (``reads``, by host)."""
+def _held_ids(cluster: Mapping[str, Any],
+              reads: Mapping[str, KafkaBrokerHost]) -> tuple[str, bool, str]:
     model_id = str(cluster.get("cluster_id", ""))
     held: dict[str, list[str]] = {}
     for host, read in sorted(reads.items()):
         if read.cluster_id:
             held.setdefault(read.cluster_id, []).append(host)
     if cluster.get("cluster_id_declared") or not held:
-        return RunningClusterId(model_id, False)
+        return model_id, False, ""
     if len(held) == 1:
         found = next(iter(held))
-        return RunningClusterId(found, found != model_id)
+        return found, found != model_id, ""
     ids = "; ".join(f"{', '.join(hosts)}: {cid}" for cid, hosts in sorted(held.items()))
-    return RunningClusterId(model_id, False, (
+    return model_id, False, (
         f"the Kafka nodes' storage holds different cluster ids ({ids}) and the inventory names "
         f"none, so kafkaform cannot tell which is the cluster's ({cite('KR-07')}). Set "
         "kafka_cluster_id to the cluster's own in the inventory's group_vars/all and run again; "
-        "a node formatted for another cluster must be emptied by hand first."))
+        "a node formatted for another cluster must be emptied by hand first.")
+
+
+def _running_release(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerHost],
+                     declared: Mapping[str, str]) -> tuple[str, str]:
+    new_cluster = str(cluster.get("kafka_release") or "")
+    runs: dict[str, list[str]] = {}
+    for host, read in sorted(reads.items()):
+        if not declared.get(host) and re.match(r"\d+\.\d", read.release):
+            runs.setdefault(read.release, []).append(host)
+    lines = {release_line(r) for r in runs}
+    if not runs:
+        return new_cluster, ""
+    if len(lines) == 1:
+        return kafka_release(False, max(runs, key=release_key)), ""
+    running = "; ".join(f"{', '.join(hosts)}: {r}" for r, hosts in sorted(runs.items()))
+    return new_cluster, (
+        f"the Kafka nodes run releases of different lines ({running}) and the inventory names no "
+        f"kafka_broker_version for them, so kafkaform cannot tell which line the cluster is on "
+        f"({cite('KF-05')}). Set kafka_broker_version in the inventory's group_vars/all to the "
+        "release the cluster runs, or to the one it upgrades to, and run again.")
+
+
+def _controllers_first(cluster: Mapping[str, Any], declared: Mapping[str, str],
+                       release: str) -> str:
+    """KR-12 on the releases the run installs, the taken line included (the preflight sees only
+    what the inventory names)."""
+    controllers = [str(c["host"]) for c in cluster.get("controllers", ())]
+    if not controllers:
+        return ""
+
+    def runs(host: str) -> str:
+        return declared.get(host) or release
+
+    oldest = min((runs(h) for h in controllers), key=release_key)
+    newer = [str(b["host"]) for b in cluster.get("brokers", ())
+             if b["host"] not in controllers and release_key(runs(b["host"])) > release_key(oldest)]
+    if not newer:
+        return ""
+    return (f"{', '.join(newer)} would run a newer Kafka than the controllers' {oldest} "
+            f"({cite('KR-12')}). Raise kafka_broker_version on every controller first (a run "
+            "rolls them), then on the brokers.")
+
+
+def running_cluster(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerHost],
+                    declared: Mapping[str, str]) -> RunningCluster:
+    """The cluster whose nodes were read (``reads``, by host; ``declared``: each Kafka node's
+    kafka_broker_version, empty or missing where the inventory names none)."""
+    cluster_id, take, id_problem = _held_ids(cluster, reads)
+    release, release_problem = _running_release(cluster, reads, declared)
+    order_problem = "" if release_problem else _controllers_first(cluster, declared, release)
+    return RunningCluster(cluster_id, take, release, " ".join(
+        p for p in (id_problem, release_problem, order_problem) if p))
 
 
 def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerHost) -> str:
@@ -451,6 +510,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
                       read: KafkaBrokerHost) -> KafkaBrokerPlan:
     """The plan for the Kafka node ``host``, from the model, the role's inputs (``inputs`` of
     deploys.kafka_broker, ``kafka_broker_inputs`` of the role) and the host read."""
+    inputs = with_release(cluster, inputs)
     install = install_plan(inputs, read)
     settings = {**inputs, "kafka_broker_java_home": install.java_home,
                 "kafka_broker_cores": install.cores}
@@ -498,9 +558,11 @@ def plan_vars(cluster: Mapping[str, Any], host: str, inputs: Mapping[str, Any],
     return kafka_broker_plan(cluster, host, inputs, parse_host(host_read_stdout)).as_vars()
 
 
-def running_cluster_id_vars(cluster: Mapping[str, Any],
-                            host_reads: Mapping[str, str]) -> dict[str, Any]:
-    """:func:`running_cluster_id` from what each node's host read printed, by host, as the role
-    reads it (filter ``kafka_running_cluster_id``)."""
-    return running_cluster_id(cluster, {host: parse_host(stdout or "")
-                                        for host, stdout in host_reads.items()}).as_vars()
+def running_cluster_vars(cluster: Mapping[str, Any], host_reads: Mapping[str, str],
+                         declared: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`running_cluster` from what each node's host read printed and each node's
+    kafka_broker_version, by host, as the role reads it (filter ``kafka_running_cluster``)."""
+    return running_cluster(cluster, {host: parse_host(stdout or "")
+                                     for host, stdout in host_reads.items()},
+                           {host: str(version or "") for host, version in declared.items()}
+                           ).as_vars()

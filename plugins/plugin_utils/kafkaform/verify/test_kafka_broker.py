@@ -39,7 +39,7 @@ from kafkaform.plans.kafka_broker import (
     host_read,
     kafka_broker_plan,
     parse_host,
-    running_cluster_id,
+    running_cluster,
 )
 from kafkaform.template_filters import parse_java_properties
 from kafkaform.verify.conftest import (
@@ -132,15 +132,18 @@ class Broker:
 
 def planned(found: list[Node], inventory: Inventory) -> list[Broker]:
     """The nodes as the role plans them: their host reads, the cluster id their storage holds
-    when the inventory names none (KR-07), then the role's plan of each."""
+    and the release line they run where the inventory names none (KR-07, KF-05), then the
+    role's plan of each."""
     reads = {}
     for n in found:
         read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
         assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
         reads[n.name] = parse_host(read.stdout)
-    running = running_cluster_id(inventory.cluster, reads)
+    running = running_cluster(inventory.cluster, reads,
+                              {n.name: str(n.variables.get("kafka_broker_version") or "")
+                               for n in found})
     assert not running.problem, running.problem
-    model = {**inventory.cluster, "cluster_id": running.id}
+    model = running.model(inventory.cluster)
     return [Broker(n.name, n.host, kafka_broker_plan(model, n.name, n.variables, reads[n.name]),
                    n.variables) for n in found]
 
