@@ -25,3 +25,10 @@ def release_marker(name: str, version: str, url: str, sha512: str = "") -> list[
     writes), without it the lines that identify the release (what the read compares)."""
     lines = [f"name={name}", f"version={version}", f"archive={archive_name(url)}"]
     return [*lines, f"sha512={sha512}"] if sha512 else lines
+
+
+def marker_version(marker: str | None) -> str:
+    """The version a marker's lines name ("" without a marker)."""
+    lines = (marker or "").splitlines()
+    return next((line.removeprefix("version=") for line in lines
+                 if line.startswith("version=")), "")

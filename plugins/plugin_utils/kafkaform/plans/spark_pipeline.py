@@ -17,6 +17,7 @@ from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.spark_pipeline import UNIT, client_logins, restart_files, spark_pipeline_context
 from ..defaults import setting
 from ..pipeline.config import RELEASE_FILE, checkpoints_dir
+from ..release_marker import marker_version
 from ..rules import cite
 from . import hostread
 from .artifact import read_marker
@@ -80,13 +81,6 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
     ])
 
 
-def _marker_version(marker: str | None) -> str:
-    """The version a release marker names ("" without a marker)."""
-    lines = (marker or "").splitlines()
-    return next((line.removeprefix("version=") for line in lines
-                 if line.startswith("version=")), "")
-
-
 def _stale(answer: str | None) -> bool:
     """service_stale's JSON answer; True when there is none to read, so that the deploy asks
     again where it would restart the job and says there why it cannot tell."""
@@ -107,7 +101,7 @@ def parse_host(stdout: str) -> SparkPipelineHost:
                              paths=hostread.found_paths(found),
                              checkpoints=found.get("checkpoints") == "yes",
                              checkpoint_release=found.get("checkpoint_release", ""),
-                             installed_release=_marker_version(read_marker(found)))
+                             installed_release=marker_version(read_marker(found)))
 
 
 @dataclass(frozen=True)
