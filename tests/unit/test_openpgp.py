@@ -147,3 +147,20 @@ def test_the_deploys_command_checks_as_the_module_does(tmp_path: Path,
         "demo-1.0.0.tgz: the signature http://mirror/demo/1.0.0/demo-1.0.0.tgz.asc does not "
         "verify against http://mirror/demo/KEYS: ")
     assert "BAD signature" in ran.stderr
+
+
+def test_a_signature_gpg_could_not_write_whole_is_not_left_behind(tmp_path: Path) -> None:
+    """A failed sign leaves no .asc (newer than its archive, it would never be made again): gpg
+    writes a signature of what it read before a read error, and an empty file when stopped."""
+    from kafkaform.mirror.common import MirrorError
+    from kafkaform.mirror.signing import Signer
+
+    unreadable = tmp_path / "unreadable.tgz"
+    unreadable.mkdir()
+    signer = Signer(tmp_path / "gnupg")
+    try:
+        with pytest.raises(MirrorError, match="unreadable.tgz: read error"):
+            signer.sign(unreadable)
+    finally:
+        signer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gnupg", "unreadable.tgz"]

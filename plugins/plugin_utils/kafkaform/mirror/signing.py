@@ -63,10 +63,16 @@ class Signer:
                        capture_output=True, check=False)
 
     def sign(self, path: Path) -> None:
-        """``path.asc``: a detached, armored signature of ``path``."""
+        """``path.asc``: a detached, armored signature of ``path``, in place only once gpg wrote
+        it whole (a signature newer than its archive is never made again)."""
         signature = path.with_name(path.name + ".asc")
-        self.gpg("--yes", "--local-user", self.fingerprint(), "--armor", "--detach-sign",
-                 "--output", str(signature), str(path))
+        partial = signature.with_name(signature.name + ".part")
+        try:
+            self.gpg("--yes", "--local-user", self.fingerprint(), "--armor", "--detach-sign",
+                     "--output", str(partial), str(path))
+            partial.replace(signature)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 def sign_releases(mirror_dir: Path, components: Iterable[Component], signer: Signer) -> int:
