@@ -159,7 +159,7 @@ def test_a_signature_gpg_could_not_write_whole_is_not_left_behind(tmp_path: Path
     unreadable.mkdir()
     signer = Signer(tmp_path / "gnupg")
     try:
-        with pytest.raises(MirrorError, match="unreadable.tgz: read error"):
+        with pytest.raises(MirrorError, match=r"unreadable\.tgz: read error"):
             signer.sign(unreadable)
     finally:
         signer.close()
