@@ -94,6 +94,11 @@ def member_contexts(role: str, members: Sequence[Host], own: dict[str, Any],
     return {member.name: _MEMBER_CONTEXTS[(role, member.name)] for member in members}
 
 
+def group_hosts(group: str) -> list[Host]:
+    """Every host of ``group`` in the inventory, ``--limit`` or not: a play's ``groups[group]``."""
+    return list(state.inventory.get_group(group, default=[]))
+
+
 def play_hosts(group: str) -> list[Host]:
     """The hosts of ``group`` this run deploys to (``--limit`` applied), in inventory order: a
     play's ``ansible_play_hosts``."""

@@ -42,6 +42,7 @@ from .base import (
     Unchanged,
     cluster,
     create_account,
+    group_hosts,
     install_packages,
     install_planned,
     install_secret_files,
@@ -87,11 +88,13 @@ def _with_running_cluster(model: dict[str, Any]) -> dict[str, Any]:
     """The model with what the Kafka nodes hold where the inventory names nothing, the cluster
     id and the release line, as roles/kafka_broker/tasks/read.yml takes them (KR-07, KF-05)."""
     nodes = {h.name: h for h in (*play_hosts(KAFKA_CONTROLLER), *play_hosts(KAFKA_BROKER))}
-    given = {name: inputs(node) for name, node in nodes.items()}
+    # Every Kafka node's inputs, --limit or not: KR-12 weighs the brokers against every controller.
+    given = {h.name: inputs(h)
+             for h in (*group_hosts(KAFKA_CONTROLLER), *group_hosts(KAFKA_BROKER))}
     running = running_cluster(model, {name: _read(model, node, given[name])
                                       for name, node in nodes.items()},
-                              {name: str(given[name].get("kafka_broker_version") or "")
-                               for name in nodes})
+                              {name: str(found.get("kafka_broker_version") or "")
+                               for name, found in given.items()})
     if running.problem:
         raise DeployError(running.problem)
     return running.model(model)

@@ -33,7 +33,7 @@ import testinfra.host  # type: ignore[import-untyped]
 from kafkaform import acls
 from kafkaform.jvm import KAFKA_TOOL
 from kafkaform.mirror.kafka import client_config_option, kafka_main_class
-from kafkaform.model import CONTROLLER_LISTENER
+from kafkaform.model import CONTROLLER_LISTENER, KAFKA_BROKER, KAFKA_CONTROLLER
 from kafkaform.plans.kafka_broker import (
     KafkaBrokerPlan,
     host_read,
@@ -139,9 +139,11 @@ def planned(found: list[Node], inventory: Inventory) -> list[Broker]:
         read = n.host.run(shlex.join(host_read(inventory.cluster, n.name, n.variables)))
         assert read.rc == 0, f"{n.name}: the host read failed: {read.stderr}"
         reads[n.name] = parse_host(read.stdout)
+    view = inventory.view
+    every_node = [*view.members(KAFKA_CONTROLLER), *view.members(KAFKA_BROKER)]
     running = running_cluster(inventory.cluster, reads,
-                              {n.name: str(n.variables.get("kafka_broker_version") or "")
-                               for n in found})
+                              {h: str(view.var(h, "kafka_broker_version") or "")
+                               for h in every_node})
     assert not running.problem, running.problem
     model = running.model(inventory.cluster)
     return [Broker(n.name, n.host, kafka_broker_plan(model, n.name, n.variables, reads[n.name]),
