@@ -393,12 +393,17 @@ class RunningCluster:
     #: is the cluster's is the operator's to say.
     problem: str = ""
 
+    @property
+    def taken(self) -> dict[str, str]:
+        """The model's fields the run takes from the nodes."""
+        return {"cluster_id": self.id, "kafka_release": self.release}
+
     def model(self, cluster: Mapping[str, Any]) -> dict[str, Any]:
         """The cluster model the run plans with."""
-        return {**cluster, "cluster_id": self.id, "kafka_release": self.release}
+        return {**cluster, **self.taken}
 
     def as_vars(self) -> dict[str, Any]:
-        return {**asdict(self), "model": {"cluster_id": self.id, "kafka_release": self.release}}
+        return {**asdict(self), "model": self.taken}
 
 
 def _held_ids(cluster: Mapping[str, Any],
