@@ -5,7 +5,7 @@
 Throughput: a fresh topic (as many partitions as the pipeline's) is filled with ``--records`` events
 by the pipeline's generator; Kafka's ConsumerPerformance reads them all on a broker host; then the
 pipeline job itself, submitted to the standalone master with ``--available-now`` and a scratch
-directory, reads, parses and lands them as Parquet (both queries), twice: freshly submitted (the
+directory, reads, parses and lands them as Parquet (both outputs), twice: freshly submitted (the
 cold ratio: its executors compile their code and connect to Kafka during the first micro-batch),
 and in an application that has done the same work once (``pipeline_warm_job.py``: the ratio,
 what a running job sustains). The lab's pipeline service is stopped meanwhile (it would hold the

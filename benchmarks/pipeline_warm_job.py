@@ -9,8 +9,8 @@ A streaming job that has run for a while has its executors' code compiled, its c
 a Kafka consumer per partition connected over TLS; a freshly submitted one spends its first
 micro-batch on all of that (about 10 s on the lab). To measure what a running job sustains, this
 first reads the whole topic once as a batch, classifies it and writes both outputs to the scratch
-directory, exactly as a micro-batch would, then runs both queries over the topic (with their own
-checkpoints and sinks, as ``job.py --available-now`` does) and prints their summary as JSON.
+directory, as a micro-batch would, then runs the job's query over the topic (with its own
+checkpoint and outputs, as ``job.py --available-now`` does) and prints its summary as JSON.
 """
 
 from __future__ import annotations

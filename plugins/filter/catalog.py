@@ -29,9 +29,7 @@ def upgrade_version(name: str) -> str:
 
 
 def release_url(name: str, version: str, root: str = "") -> str:
-    catalog = module("catalog")
-    return catalog.RELEASES[name](str(version)).url_on(
-        str(root) or catalog.APACHE_DIST_ROOT)
+    return str(module("catalog").release_url(name, version, root))
 
 
 def spark_connector_urls(version: str, root: str = "") -> list[str]:

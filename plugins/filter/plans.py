@@ -1,5 +1,5 @@
-"""Filters every role shares: Java's home (kafkaform.java) and a plan's secret files
-(kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
+"""Filters every role shares: Java's home (kafkaform.java), a plan's secret files and a rolling
+restart's batches (kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
@@ -12,4 +12,5 @@ from ansible_collections.kafkaform.platform.plugins.plugin_utils.kafkaform.lazy 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {"java_home": lazy("java", "java_home_filter"),
-                "with_secrets": lazy("plans.files", "with_secrets")}
+                "with_secrets": lazy("plans.files", "with_secrets"),
+                "restart_batches": lazy("plans.restart_batches", "roll_batches_vars")}

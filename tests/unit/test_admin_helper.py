@@ -819,3 +819,42 @@ def test_state_answers_topics_acls_and_users_in_one_client_and_changes_nothing(
     monkeypatch.setattr(sys, "stdin", SimpleNamespace(read=lambda: json.dumps({"acls": True})))
     assert run_admin_command(helper, tmp_path, monkeypatch, client, "state") == (0, 1)
     assert json.loads(capsys.readouterr().out) == {"bindings": answer["bindings"]}
+
+
+class PlacementAdmin(StateAdmin):
+    """Partitions of a user topic that sets min.insync.replicas and of an internal one that
+    inherits the brokers' value."""
+
+    def describe_topics(self) -> list[dict[str, object]]:
+        return [{"name": "orders", "is_internal": False, "partitions": [
+            {"partition_index": 0, "leader_id": 1, "replica_nodes": [1, 2, 3],
+             "isr_nodes": [1, 3]}]},
+                {"name": "__consumer_offsets", "is_internal": True, "partitions": [
+                    {"partition_index": 7, "leader_id": 2, "replica_nodes": [2, 3, 1],
+                     "isr_nodes": [2, 3, 1]}]}]
+
+    def describe_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
+        assert kwargs == {"config_filter": "all"}  # the effective value, the brokers' included
+        return {"topic": {
+            "orders": {"min.insync.replicas": {"value": "2", "config_source": "TOPIC_CONFIG"}},
+            "__consumer_offsets": {"min.insync.replicas": {
+                "value": "3", "config_source": "STATIC_BROKER_CONFIG"}}}}
+
+
+def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from kafkaform.plans.restart_batches import batch_problem, placement
+
+    client = PlacementAdmin({})
+    assert run_admin_command(helper, tmp_path, monkeypatch, client, "placement") == (0, 1)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer == {"partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 2, 3], "isr": [1, 3],
+         "min_insync": 2},
+        {"topic": "__consumer_offsets", "partition": 7, "replicas": [2, 3, 1],
+         "isr": [2, 3, 1], "min_insync": 3}]}
+    # What the plan makes of it: broker 2 holds a replica of the internal topic, whose every
+    # replica must stay in sync.
+    assert "__consumer_offsets-7" in batch_problem([2], placement(answer))
+    assert "orders-0" in batch_problem([3], placement(answer))

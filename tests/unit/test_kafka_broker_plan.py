@@ -341,3 +341,19 @@ def test_kafka_is_started_unless_it_is_enabled_and_active(enabled: str, active: 
     for cluster, node in ((zk_cluster(), "k1"), (kraft_cluster(), "c1")):
         assert kafka_broker_plan(cluster, node, {}, converged).start_service is start
     assert kafka_broker_plan(zk_cluster(), "k1", {}, KafkaBrokerHost()).start_service
+
+
+def test_brokers_roll_in_batches_only_when_asked_and_controllers_never() -> None:
+    serial = kafka_broker_plan(zk_cluster(), "k1", {}, CONVERGED).roll
+    assert (serial.parallelism, serial.batch_argv) == (1, [])
+    batched = kafka_broker_plan(zk_cluster(), "k1", {"kafka_broker_restart_parallelism": 3},
+                                CONVERGED)
+    assert batched.roll.parallelism == 3
+    assert batched.roll.batch_argv == [*batched.admin_argv, "placement"]
+    # Every broker's rack by host, as the model has it: a rack's brokers may go together.
+    model = zk_cluster()
+    assert batched.roll.racks == {str(b["host"]): str(b["rack"]) for b in model["brokers"]
+                                  if b.get("rack")}
+    controller = kafka_broker_plan(kraft_cluster(), "c1",
+                                   {"kafka_broker_restart_parallelism": 3}, CONVERGED).roll
+    assert (controller.parallelism, controller.batch_argv) == (1, [])

@@ -81,3 +81,46 @@ def test_a_broker_that_cannot_go_even_alone_stops_the_plan() -> None:
         restart_batches(BROKERS, lagging, parallelism=2, racks=RACKS)
     with pytest.raises(ValueError, match="parallelism must be 1 or more"):
         restart_batches(BROKERS, spread(), parallelism=0)
+
+
+def placement_answer(partitions: list[Partition]) -> dict[str, object]:
+    return {"partitions": [{"topic": p.topic, "partition": p.partition,
+                            "replicas": list(p.replicas), "isr": list(p.isr),
+                            "min_insync": p.min_insync} for p in partitions]}
+
+
+def test_a_roll_batches_its_members_by_inventory_name() -> None:
+    from kafkaform.plans.restart_batches import roll_batches
+
+    hosts = [f"k{b}" for b in BROKERS]
+    ids = {f"k{b}": str(b) for b in BROKERS}
+    racks = {f"k{b}": r for b, r in RACKS.items()}
+    answer = placement_answer(spread())
+    # k3 is the active controller: alone and last.
+    assert roll_batches(hosts, {"k3"}, ids, racks, 2, answer) == [
+        ["k1", "k2"], ["k4"], ["k5", "k6"], ["k3"]]
+    # Serial when the roll may restart one at a time, or has no placement to go by.
+    assert roll_batches(hosts, {"k3"}, ids, racks, 1, answer) == [[h] for h in hosts]
+    assert roll_batches(hosts, {"k3"}, ids, racks, 3, None) == [[h] for h in hosts]
+    # Only the members of the roll: a broker that needs no restart is in no batch.
+    assert roll_batches(["k2", "k5"], set(), ids, racks, 2, answer) == [["k2"], ["k5"]]
+
+
+def test_a_roll_of_an_unhealthy_cluster_is_refused_naming_the_partition() -> None:
+    from kafkaform.plans.restart_batches import roll_batches
+
+    ids = {"k1": "1", "k2": "2", "k3": "3"}
+    short = [Partition("orders", 0, (1, 2, 3), (1, 2), 2)]
+    with pytest.raises(BatchError, match=r"orders-0 \(in sync on 1, 2, min.insync.replicas 2\)"):
+        roll_batches(["k1", "k2", "k3"], set(), ids, {}, 2, placement_answer(short))
+
+
+def test_the_roles_filter_gives_the_batches_or_the_refusal() -> None:
+    from kafkaform.plans.restart_batches import roll_batches_vars
+
+    ids = {"k1": "1", "k2": "2", "k3": "3"}
+    short = placement_answer([Partition("orders", 0, (1, 2, 3), (1, 2), 2)])
+    refused = roll_batches_vars(["k1", "k2", "k3"], [], ids, {}, 2, short)
+    assert refused["batches"] == [] and "orders-0" in str(refused["problem"])
+    assert roll_batches_vars(["k1", "k2"], [], ids, {}, 1, short) == {
+        "batches": [["k1"], ["k2"]], "problem": ""}

@@ -363,6 +363,12 @@ def release_line(version: str) -> str:
     return ".".join(str(n) for n in release_key(version)[:2])
 
 
+def release_url(name: str, version: str, root: str = "") -> str:
+    """Where the release archive of ``name`` at ``version`` is: on the mirror ``root``, else on
+    the Apache distribution site."""
+    return RELEASES[name](str(version)).url_on(str(root) or APACHE_DIST_ROOT)
+
+
 def kafka_release(kraft: bool, running: str = "") -> str:
     """The Kafka release of a node whose inventory names none (KF-05). On a cluster that runs,
     the newest release the catalog has of the line its nodes run (``running``): a patch release

@@ -81,6 +81,11 @@ def _ordered() -> list[Rule]:
     return sorted(RULES.values(), key=lambda r: (order.index(r.id[:2]), int(r.id[3:])))
 
 
+#: The plans named after the role that runs them (plans/<role>.py).
+ROLE_PLANS = frozenset({"artifact", "kafka_broker", "monitoring", "os_tuning", "spark_node",
+                        "spark_pipeline", "zookeeper"})
+
+
 def checker(path: str) -> str:
     """A short name for the code at ``path`` that checks a rule, for the summary table."""
     if path.startswith(PREFLIGHT):
@@ -90,8 +95,10 @@ def checker(path: str) -> str:
     if path.startswith("roles/"):
         return f"{path.split('/')[1]} role"
     if "/plans/" in path:
-        # A role's plan: both the role and its pyinfra deploy refuse by it.
-        return f"{Path(path).stem} role"
+        # A role's plan: both the role and its pyinfra deploy refuse by it. A plan shared by
+        # the roles (a rolling restart's batches) is both engines' too.
+        stem = Path(path).stem
+        return f"{stem} role" if stem in ROLE_PLANS else "roles and pyinfra"
     if "/contexts/" in path:
         # The preflight runs each role's input checks (checks.role_inputs) before any host.
         return f"preflight ({Path(path).stem} inputs)"

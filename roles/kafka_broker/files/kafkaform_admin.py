@@ -143,6 +143,26 @@ def partitions(admin: Any) -> list[dict[str, Any]]:
             for topic in admin.describe_topics() for part in topic.get("partitions") or []]
 
 
+def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
+    """Where every partition's replicas are and which are in sync, with the min.insync.replicas
+    that applies to it (its topic's, else the brokers'), Kafka's internal topics included: which
+    brokers may restart together is decided from it (OP-04, kafkaform.plans.restart_batches)."""
+    described = admin.describe_topics()
+    names = sorted(t["name"] for t in described)
+    configs = admin.describe_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, name) for name in names], config_filter="all"
+    ).get("topic", {}) if names else {}
+    found = []
+    for topic in described:
+        effective = configs.get(topic["name"], {}).get("min.insync.replicas", {})
+        for part in topic.get("partitions") or []:
+            found.append({"topic": topic["name"], "partition": part["partition_index"],
+                          "replicas": list(part["replica_nodes"]),
+                          "isr": list(part["isr_nodes"]),
+                          "min_insync": int(effective.get("value") or 1)})
+    return {"partitions": found}
+
+
 def apply_topic(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:
     """One action of kafkaform.topics.plan; the broker assigns a new topic's replicas across
     racks (RA-02)."""

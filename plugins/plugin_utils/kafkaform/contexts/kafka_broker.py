@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..catalog import APACHE_DIST_ROOT, RELEASES, release_key
+from ..catalog import release_key, release_url
 from ..contexts import service_directories
 from ..contexts.extras import declared_entries, one_line_settings
 from ..contexts.metrics import jmx_agent
@@ -382,8 +382,8 @@ def with_release(cluster: Mapping[str, Any], settings: Mapping[str, Any]) -> dic
     kafka_broker_archive_url, else that release's archive on kafkaform_apache_mirror_url or the
     Apache distribution site (KF-05)."""
     version = str(settings.get("kafka_broker_version") or cluster.get("kafka_release") or "")
-    mirror = str(settings.get("kafkaform_apache_mirror_url") or APACHE_DIST_ROOT)
-    url = str(settings.get("kafka_broker_archive_url") or RELEASES["kafka"](version).url_on(mirror))
+    mirror = str(settings.get("kafkaform_apache_mirror_url") or "")
+    url = str(settings.get("kafka_broker_archive_url") or release_url("kafka", version, mirror))
     return {**settings, "kafka_broker_version": version, "kafka_broker_archive_url": url}
 
 

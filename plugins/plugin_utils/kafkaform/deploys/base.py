@@ -20,6 +20,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any, Protocol
 
+import gevent
 from pyinfra.api.exceptions import DeployError
 from pyinfra.api.host import Host
 from pyinfra.context import host, state
@@ -31,6 +32,7 @@ from ..defaults import assemble
 from ..model import InventoryView, build
 from ..plans.files import Account, WritesFiles, resolve_secrets, with_secrets
 from ..plans.hostread import service_stale_argv
+from ..plans.restart_batches import BatchError, roll_batches
 from ..render import render
 from .facts import FileStates
 from .hosts import INVENTORY
@@ -244,7 +246,8 @@ class Roll:
     ``health_argv`` on each member after its own. Last go a member whose ``last_probe_argv``
     prints a match of ``last_pattern`` (the ZooKeeper leader), and the member whose id in
     ``member_ids`` the gate's JSON answer gives under ``last_key`` (the Kafka controller);
-    ``after_argv`` runs on the first member once the roll is done. ``gate_skips`` names, per
+    ``after_argv`` runs on the first member once the roll is done; with a ``parallelism`` above 1
+    the members go in batches (see the fields). ``gate_skips`` names, per
     member, an argument the gate leaves out while that member is pending: a member that holds no
     data need not be healthy before its own restart (a Spark worker its stale configuration
     keeps out)."""
@@ -263,6 +266,11 @@ class Roll:
     after_argv: Sequence[str] = ()
     delay_s: float = 2.0
     gate_skips: Mapping[str, str] = field(default_factory=dict)
+    #: How many members may restart at once; above 1, in the batches
+    #: kafkaform.plans.restart_batches makes of ``batch_argv``'s answer (OP-04), by ``racks``.
+    parallelism: int = 1
+    batch_argv: Sequence[str] = ()
+    racks: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -348,7 +356,45 @@ def _roll(roll: Roll) -> None:
         answer = json.loads(gate.stdout).get(roll.last_key)
         last |= {m for m, i in roll.member_ids.items() if str(i) == str(answer)}
     order = [m for m in pending if m not in last] + [m for m in pending if m in last]
-    for member in order:
+    for batch in _batches(roll, order, last):
+        _restart_batch(roll, batch)
+    if roll.after_argv:
+        ran = run_on(first, roll.after_argv)
+        if not ran.ok:
+            raise DeployError(f"{first}: {shlex.join(roll.after_argv)} failed: {ran.said}")
+
+
+def _batches(roll: Roll, order: list[str], last: set[str]) -> list[list[str]]:
+    """The roll's restarts in batches (roles/rolling_restart does the same with the
+    restart_batches filter): each member alone unless the roll may restart several at once."""
+    answer = None
+    if roll.parallelism > 1 and roll.batch_argv and len(order) > 1:
+        ran = run_on(roll.members[0], roll.batch_argv)
+        if not ran.ok:
+            raise DeployError(f"{roll.members[0]}: cannot read where the partitions' replicas "
+                              f"are: {ran.said} [OP-04]")
+        answer = json.loads(ran.stdout)
+    try:
+        return roll_batches(order, last, roll.member_ids, roll.racks, roll.parallelism, answer)
+    except BatchError as error:
+        raise DeployError(f"{roll.service}: no member was restarted: {error}") from error
+
+
+def _restart_batch(roll: Roll, batch: list[str]) -> None:
+    """Stop a batch's members together (one stop's time for the batch), start each, then wait
+    until each is healthy: a health command that checks the whole cluster passes only once every
+    member of the batch is back."""
+    if len(batch) > 1:
+        stops = [gevent.spawn(run_on, m, ["systemctl", "stop", f"{roll.service}.service"])
+                 for m in batch]
+        gevent.joinall(stops)
+        for member, stop in zip(batch, stops, strict=True):
+            ran = stop.value
+            if ran is None or not ran.ok:
+                said = ran.said if ran is not None else str(stop.exception)
+                raise DeployError(f"{member}: stopping {roll.service} failed: {said} "
+                                  f"[{roll.rule}]")
+    for member in batch:
         restart = ["systemctl", "restart", f"{roll.service}.service"]
         ran = run_on(member, ["systemctl", "daemon-reload"])
         if ran.ok:
@@ -358,15 +404,14 @@ def _roll(roll: Roll) -> None:
                 # controller's does when Kafka dropped its registration with the quorum (KR-11).
                 time.sleep(roll.delay_s)
                 ran = run_on(member, restart)
-        if ran.ok:
-            ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
+        if not ran.ok:
+            raise DeployError(f"{member}: restarting {roll.service} failed: {ran.said} "
+                              f"[{roll.rule}]")
+    for member in batch:
+        ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
         if not ran.ok:
             raise DeployError(f"{member}: {roll.service} did not come back healthy within "
                               f"{roll.timeout_s:g} s after its restart: {ran.said} [{roll.rule}]")
-    if roll.after_argv:
-        ran = run_on(first, roll.after_argv)
-        if not ran.ok:
-            raise DeployError(f"{first}: {shlex.join(roll.after_argv)} failed: {ran.said}")
 
 
 def roll_restarts(roll: Roll, might_be_stale: bool) -> None:

@@ -259,7 +259,9 @@ def _roll(p: KafkaBrokerPlan, members: list[Host], might_restart: bool) -> None:
         gate_argv=roll.health_argv, health_argv=roll.health_argv, timeout_s=roll.timeout_s,
         delay_s=roll.delay_s, last_key=roll.last_key,
         member_ids={m: str(i) for m, i in roll.member_ids.items() if m in contexts},
-        after_argv=roll.after_argv), might_be_stale=might_restart)
+        after_argv=roll.after_argv, parallelism=roll.parallelism, batch_argv=roll.batch_argv,
+        racks={m: r for m, r in roll.racks.items() if m in contexts}),
+        might_be_stale=might_restart)
 
 
 def _kafka_node(group: str) -> None:

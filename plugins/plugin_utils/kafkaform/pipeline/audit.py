@@ -4,12 +4,12 @@
     kafkaform-pipeline latency --since-ms EPOCH_MS [--json]
 
 The audit takes the range the pipeline has consumed (per partition, the end offsets of the newest
-committed micro-batch of both queries, read from their checkpoints) and checks that every
-(topic, partition, offset) Kafka holds in that range appears exactly once across the two sinks,
+committed micro-batch, read from the query's checkpoint) and checks that every
+(topic, partition, offset) Kafka holds in that range appears exactly once across the two outputs,
 events and quarantine. It prints expected, found, missing, duplicated and unexpected counts and
 exits 1 on any mismatch (or when ``--expect`` is not the number of records in the range), 2 when it
 cannot run. ``--wait`` first waits until the pipeline has consumed everything in the topic.
-The sinks are read by Spark, which honours each sink's ``_spark_metadata`` commit log.
+The outputs are read as readers see them: the batches landed whole (kafkaform.pipeline.sinks).
 """
 
 from __future__ import annotations
@@ -27,12 +27,20 @@ from kafkaform.pipeline.checkpoint import (
     committed_end_offsets,
     common_range,
 )
-from kafkaform.pipeline.config import QUERIES, PipelineConfig
+from kafkaform.pipeline.config import QUERY, PipelineConfig, checkpoints_dir
+from kafkaform.pipeline.legacy_sinks import FLOORS_FILE
+from kafkaform.pipeline.sinks import read_output
 
 
 def consumed_range(config: PipelineConfig) -> Offsets:
-    ends = [committed_end_offsets(Path(config.checkpoint_dir(q)), config.topic) for q in QUERIES]
-    return common_range(ends)
+    """What the query has landed; before its first batch on outputs carried over from the
+    two-query job, what that job had landed in both."""
+    ends = committed_end_offsets(Path(config.checkpoint_dir(QUERY)), config.topic)
+    floors = Path(checkpoints_dir(config.data_dir), FLOORS_FILE)
+    if ends or not floors.is_file():
+        return ends
+    carried = json.loads(floors.read_text(encoding="utf-8"))
+    return common_range([{int(p): int(o) for p, o in f.items()} for f in carried.values()])
 
 
 def wait_until_caught_up(spark: Any, config: PipelineConfig, timeout: float) -> Offsets:
@@ -54,13 +62,11 @@ def wait_until_caught_up(spark: Any, config: PipelineConfig, timeout: float) -> 
 
 
 def sink(spark: Any, path: str, name: str) -> Any:
-    """(partition, offset, sink) of a Parquet sink; empty before its first committed batch."""
+    """(topic, partition, offset, sink) of an output; empty before its first landed batch."""
     from pyspark.sql import functions as F
 
-    if not Path(path, "_spark_metadata").is_dir():
-        return spark.createDataFrame([], "topic STRING, partition INT, offset LONG, sink STRING")
-    return spark.read.parquet(path).select("topic", "partition", "offset",
-                                           F.lit(name).alias("sink"))
+    rows = read_output(spark, path, {"topic": "STRING", "partition": "INT", "offset": "BIGINT"})
+    return rows.withColumn("sink", F.lit(name))
 
 
 def audit(spark: Any, config: PipelineConfig, consumed: Offsets) -> dict[str, Any]:

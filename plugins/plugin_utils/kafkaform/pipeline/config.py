@@ -63,7 +63,8 @@ class PipelineConfig:
         return f"{self.data_dir}/quarantine"
 
     def checkpoint_dir(self, query: str) -> str:
-        """Checkpoint of one streaming query (offsets, commits, state)."""
+        """Checkpoint of one streaming query (offsets, commits, state): QUERY's, or one of the
+        two-query job's that kafkaform.pipeline.legacy_sinks carries over."""
         return f"{checkpoints_dir(self.data_dir)}/{query}"
 
     @property
@@ -99,5 +100,6 @@ def checkpoints_dir(data_dir: str) -> str:
     return f"{data_dir.rstrip('/')}/checkpoints"
 
 
-#: The two streaming queries of the job; each has its own checkpoint and its own Parquet sink.
-QUERIES = ("events", "quarantine")
+#: The job's streaming query: it reads the topic once and writes both Parquet outputs. Its name
+#: names its checkpoint and its progress metrics.
+QUERY = "records"

@@ -5,12 +5,13 @@ standalone master)::
 
     spark-submit .../kafkaform/pipeline/job.py --config /etc/kafkaform-pipeline/pipeline.properties
 
-Two queries read the topic, each with its own checkpoint and Parquet sink: ``events`` (parsed,
-partitioned by event_date) and ``quarantine`` (everything else, with topic, partition, offset and
-the reason). A file sink commits each micro-batch through its ``_spark_metadata`` log and the
-checkpoint records the offsets it covers, so a stop or crash at any point replays the batch without
-landing a record twice (SP-02, CL-12). Nothing is ever dropped: a record is either an event or in
-quarantine, and the audit checks exactly that.
+One streaming query reads the topic and writes each micro-batch, read and parsed once, to two
+Parquet outputs: ``events`` (parsed, partitioned by event_date) and ``quarantine`` (everything
+else, with topic, partition, offset and the reason). The checkpoint records each batch's offsets
+before it runs, and each output lands a batch whole and only once (kafkaform.pipeline.sinks), so a
+stop or crash at any point replays the batch without landing a record twice (SP-02, CL-12).
+Nothing is ever dropped: a record is either an event or in quarantine, and the audit checks
+exactly that.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kafkaform.pipeline.config import PipelineConfig
+from kafkaform.pipeline import legacy_sinks
+from kafkaform.pipeline.checkpoint import Offsets
+from kafkaform.pipeline.config import QUERY, PipelineConfig, checkpoints_dir
 from kafkaform.pipeline.events import CORRUPT_COLUMN, REQUIRED_FIELDS, SCHEMA_DDL
+from kafkaform.pipeline.sinks import BatchLanding, Output, landed_batches
 
 #: How long a broker may hold a fetch that finds no new record (Kafka's default: 500 ms). Spark
 #: reuses a consumer per partition across micro-batches; the fetch the consumer sent ahead at the
@@ -33,10 +37,15 @@ from kafkaform.pipeline.events import CORRUPT_COLUMN, REQUIRED_FIELDS, SCHEMA_DD
 FETCH_MAX_WAIT_MS = 50
 
 
-def kafka_source(spark: Any, config: PipelineConfig) -> Any:
-    """The topic as a stream: from the earliest offset, failing (never skipping) on lost data."""
+def kafka_source(spark: Any, config: PipelineConfig, starting: dict[int, int] | None = None) -> Any:
+    """The topic as a stream, failing (never skipping) on lost data. A new checkpoint starts at
+    the earliest offset, or at ``starting`` (partition -> offset) when given."""
+    options = reader_options(config)
+    if starting:
+        options["startingOffsets"] = json.dumps(
+            {config.topic: {str(p): o for p, o in sorted(starting.items())}})
     return (
-        spark.readStream.format("kafka").options(**reader_options(config))
+        spark.readStream.format("kafka").options(**options)
         .option("failOnDataLoss", "true")  # offsets gone before they were read stop the job
         .option("maxOffsetsPerTrigger", config.max_offsets_per_trigger)
         .load()
@@ -93,10 +102,15 @@ def classify(records: Any) -> Any:
     return parsed.withColumn("reason", reason)
 
 
+#: Which classified records are events, and which go to quarantine (SQL, on ``reason``).
+EVENT = "reason IS NULL"
+QUARANTINED = "reason IS NOT NULL"
+
+
 def events(classified: Any) -> Any:
     from pyspark.sql import functions as F
 
-    return classified.where(F.col("reason").isNull()).select(
+    return classified.where(EVENT).select(
         "topic", "partition", "offset", "kafka_timestamp",
         "event.event_id", "event.entity_id", "event.event_type", "event.amount",
         "event.event_time", F.to_date("event.event_time").alias("event_date"),  # UTC session
@@ -106,36 +120,78 @@ def events(classified: Any) -> Any:
 def quarantine(classified: Any) -> Any:
     from pyspark.sql import functions as F
 
-    return classified.where(F.col("reason").isNotNull()).select(
+    return classified.where(QUARANTINED).select(
         "topic", "partition", "offset", "kafka_timestamp", "key", "raw", "reason",
         F.current_timestamp().alias("quarantined_at"),
     )
 
 
-def start(spark: Any, config: PipelineConfig, available_now: bool = False) -> list[Any]:
-    """Start both queries; each writes Parquet with its own checkpoint.
-
-    ``available_now`` processes what the topic holds when the queries start, in batches of at
-    most ``max_offsets_per_trigger``, and then stops them (a backfill, or a benchmark run).
-    """
-    classified = classify(kafka_source(spark, config))
-    outputs: tuple[tuple[str, Any, str, list[str]], ...] = (
-        ("events", events(classified), config.events_dir, ["event_date"]),
-        ("quarantine", quarantine(classified), config.quarantine_dir, []),
+def outputs(config: PipelineConfig, floors: dict[str, Offsets]) -> tuple[Output, ...]:
+    """The job's two outputs; ``floors``: what an earlier job already landed in each."""
+    return (
+        Output("events", config.events_dir, EVENT, events, ("event_date",),
+               floors.get("events", {})),
+        Output("quarantine", config.quarantine_dir, QUARANTINED, quarantine, (),
+               floors.get("quarantine", {})),
     )
-    queries = []
-    for name, frame, path, partitions in outputs:
-        writer = (
-            frame.writeStream.queryName(name).format("parquet").outputMode("append")
-            .option("path", path).option("checkpointLocation", config.checkpoint_dir(name))
-        )
-        writer = (writer.trigger(availableNow=True) if available_now
-                  else writer.trigger(processingTime=config.trigger_interval))
-        if partitions:
-            writer = writer.partitionBy(*partitions)
-        queries.append(writer.start())
+
+
+def legacy_outputs(config: PipelineConfig) -> list[legacy_sinks.LegacyOutput]:
+    """The two-query job's outputs, each with the checkpoint of the query that wrote it."""
+    return [legacy_sinks.LegacyOutput(name, Path(path), Path(config.checkpoint_dir(name)))
+            for name, path in (("events", config.events_dir),
+                               ("quarantine", config.quarantine_dir))]
+
+
+def has_offsets(checkpoint: str) -> bool:
+    offsets = Path(checkpoint, "offsets")
+    return offsets.is_dir() and any(p.name.isdigit() for p in offsets.iterdir())
+
+
+def fresh_start_problem(config: PipelineConfig, floors: dict[str, Offsets]) -> str:
+    """Why the query must not start on a new checkpoint: outputs holding batches a job landed
+    before would get the topic again from its earliest offset, every record twice."""
+    if floors or has_offsets(config.checkpoint_dir(QUERY)):
+        return ""
+    landed = {path: [b for b in landed_batches(path) if b.isdigit()]
+              for path in (config.events_dir, config.quarantine_dir)}
+    if not any(landed.values()):
+        return ""
+    where = ", ".join(f"{path} ({len(b)} batches)" for path, b in landed.items() if b)
+    return (f"kafkaform-pipeline: the checkpoint {config.checkpoint_dir(QUERY)} is new, but "
+            f"{where} already hold what a job landed: reading {config.topic} again from its "
+            "earliest offset would land every record twice. Move the checkpoints aside with "
+            f"both outputs (all of {config.data_dir}) to start afresh, or restore the "
+            "checkpoint (SP-12).")
+
+
+def start(spark: Any, config: PipelineConfig, available_now: bool = False) -> Any:
+    """Start the query; it writes both outputs from one read of each micro-batch.
+
+    ``available_now`` processes what the topic holds when the query starts, in batches of at
+    most ``max_offsets_per_trigger``, and then stops it (a backfill, or a benchmark run).
+    """
+    floors = legacy_sinks.carry_over(legacy_outputs(config), config.topic,
+                                     Path(checkpoints_dir(config.data_dir)))
+    problem = fresh_start_problem(config, floors)
+    if problem:
+        raise SystemExit(problem)
+    starting = None
+    if floors and not has_offsets(config.checkpoint_dir(QUERY)):
+        from kafkaform.pipeline.session import topic_offsets
+
+        partitions = topic_offsets(spark, config, "latest", identity="job")
+        starting = legacy_sinks.starting_offsets(floors, partitions)
+    writer = (
+        classify(kafka_source(spark, config, starting)).writeStream.queryName(QUERY)
+        .foreachBatch(BatchLanding(outputs(config, floors)))
+        .option("checkpointLocation", config.checkpoint_dir(QUERY))
+    )
+    writer = (writer.trigger(availableNow=True) if available_now
+              else writer.trigger(processingTime=config.trigger_interval))
+    query = writer.start()
     record_release(spark, config)
-    return queries
+    return query
 
 
 def record_release(spark: Any, config: PipelineConfig) -> None:
@@ -172,12 +228,11 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_available_now(spark: Any, config: PipelineConfig) -> dict[str, Any]:
-    """Both queries over what the topic holds now, then stopped; their ``progress_summary``."""
-    queries = start(spark, config, available_now=True)
-    for query in queries:
-        query.awaitTermination()
+    """The query over what the topic holds now, then stopped; its ``progress_summary``."""
+    query = start(spark, config, available_now=True)
+    query.awaitTermination()
     return progress_summary([json.loads(p.json) if hasattr(p, "json") else dict(p)
-                             for q in queries for p in q.recentProgress])
+                             for p in query.recentProgress])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
 
         listen(spark, config.progress_file)  # MO-09
     start(spark, config)
-    # Either query failing ends the application with an error; systemd starts it again and both
-    # resume from their checkpoints.
+    # The query failing ends the application with an error; systemd starts it again and it
+    # resumes from its checkpoint.
     spark.streams.awaitAnyTermination()
     return 0
 

@@ -25,14 +25,16 @@ def local_session(name: str) -> Any:
     )
 
 
-def topic_offsets(spark: Any, config: PipelineConfig, which: str) -> Offsets:
+def topic_offsets(spark: Any, config: PipelineConfig, which: str,
+                  identity: str = "audit") -> Offsets:
     """``earliest`` or ``latest`` (read-committed: the last stable offset) offset of every
-    partition of the pipeline's topic, from Kafka's Admin API, as the audit's user."""
+    partition of the pipeline's topic, from Kafka's Admin API, as one of the pipeline's users
+    (the audit's unless told)."""
     topic = config.topic
     jvm = spark.sparkContext._jvm
     admin_pkg = jvm.org.apache.kafka.clients.admin
     props = jvm.java.util.Properties()
-    for key, value in config.kafka_client("audit").items():
+    for key, value in config.kafka_client(identity).items():
         props.put(key, value)
     props.put("bootstrap.servers", config.bootstrap_servers)
     props.put("request.timeout.ms", "15000")

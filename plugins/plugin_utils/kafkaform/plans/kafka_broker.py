@@ -302,6 +302,13 @@ class KafkaBrokerRoll:
     timeout_s: float
     try_s: float
     delay_s: float
+    #: How many brokers may restart at once; above 1, in the batches kafkaform.plans.
+    #: restart_batches makes of ``batch_argv``'s answer on the live cluster. Controllers: 1. OP-04
+    parallelism: int = 1
+    #: Where every partition's replicas are now, in sync or not (the admin helper's placement).
+    batch_argv: list[str] = field(default_factory=list)
+    #: Each broker's rack by host: a rack's brokers go together where the partitions allow.
+    racks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -393,12 +400,17 @@ class RunningCluster:
     #: is the cluster's is the operator's to say.
     problem: str = ""
 
+    @property
+    def taken(self) -> dict[str, str]:
+        """The model's fields the run takes from the nodes."""
+        return {"cluster_id": self.id, "kafka_release": self.release}
+
     def model(self, cluster: Mapping[str, Any]) -> dict[str, Any]:
         """The cluster model the run plans with."""
-        return {**cluster, "cluster_id": self.id, "kafka_release": self.release}
+        return {**cluster, **self.taken}
 
     def as_vars(self) -> dict[str, Any]:
-        return {**asdict(self), "model": {"cluster_id": self.id, "kafka_release": self.release}}
+        return {**asdict(self), "model": self.taken}
 
 
 def _held_ids(cluster: Mapping[str, Any],
@@ -494,7 +506,13 @@ def _older_release_argv(cluster: Mapping[str, Any], kb: Mapping[str, Any],
 
 def _roll(kb: Mapping[str, Any], settings: Mapping[str, Any]) -> KafkaBrokerRoll:
     controller = kb["process_roles"] == "controller"
+    # KR-08: controllers one at a time, the quorum's leader last, whatever the brokers do.
+    parallelism = 1 if controller else int(_setting(settings, "restart_parallelism"))
     return KafkaBrokerRoll(
+        parallelism=parallelism,
+        batch_argv=[*kb["admin_argv"], "placement"] if parallelism > 1 else [],
+        racks={str(h): str(kb["racks_by_id"][str(i)]) for h, i in kb["ids_by_host"].items()
+               if str(i) in kb["racks_by_id"] and kb["racks_by_id"][str(i)]},
         rule="KR-08" if controller else "OP-02",
         health_argv=[*kb["admin_argv"], *kb["health_args"]],
         after_argv=[] if controller else [*kb["admin_argv"], "elect"],

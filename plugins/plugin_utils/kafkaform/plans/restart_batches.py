@@ -87,3 +87,42 @@ def restart_batches(brokers: Sequence[int], partitions: Sequence[Partition], par
             raise BatchError(problem)
         batches.append([broker])
     return batches
+
+
+def placement(answer: Mapping[str, object]) -> list[Partition]:
+    """The partitions of the admin helper's ``placement`` answer (roles/kafka_broker/files)."""
+    found = answer.get("partitions")
+    if not isinstance(found, list):
+        raise ValueError(f"the placement answer holds no partitions: {answer!r}")
+    return [Partition(str(p["topic"]), int(p["partition"]), tuple(int(r) for r in p["replicas"]),
+                      tuple(int(r) for r in p["isr"]), int(p["min_insync"])) for p in found]
+
+
+def roll_batches(order: Sequence[str], last: Collection[str], member_ids: Mapping[str, object],
+                 racks: Mapping[str, str], parallelism: int,
+                 answer: Mapping[str, object] | None) -> list[list[str]]:
+    """A roll's members (``order``: the members to restart, those in ``last`` at the end) in
+    batches, by inventory name: each member alone when ``parallelism`` is 1 or there is no
+    placement ``answer``; else :func:`restart_batches` over the members' broker ids
+    (``member_ids``) and racks (``racks``, by inventory name)."""
+    if parallelism <= 1 or answer is None:
+        return [[member] for member in order]
+    host_of = {int(str(member_ids[m])): m for m in order}
+    ids = [int(str(member_ids[m])) for m in order]
+    batches = restart_batches(
+        ids, placement(answer), parallelism,
+        racks={int(str(member_ids[m])): racks[m] for m in order if m in racks},
+        last=[int(str(member_ids[m])) for m in order if m in last])
+    return [[host_of[i] for i in batch] for batch in batches]
+
+
+def roll_batches_vars(order: Sequence[str], last: Collection[str],
+                      member_ids: Mapping[str, object], racks: Mapping[str, str],
+                      parallelism: int, answer: Mapping[str, object] | None) -> dict[str, object]:
+    """:func:`roll_batches` for roles/rolling_restart (the restart_batches filter): the batches,
+    or none and the ``problem`` that refuses the roll before any restart."""
+    try:
+        return {"batches": roll_batches(order, last, member_ids, racks, int(parallelism), answer),
+                "problem": ""}
+    except BatchError as error:
+        return {"batches": [], "problem": str(error)}

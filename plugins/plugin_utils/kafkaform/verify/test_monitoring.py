@@ -31,7 +31,7 @@ from kafkaform.contexts.monitoring import (
 )
 from kafkaform.contexts.spark_pipeline import UNIT as PIPELINE_UNIT
 from kafkaform.model import MONITORING
-from kafkaform.pipeline.config import QUERIES
+from kafkaform.pipeline.config import QUERY
 from kafkaform.verify.conftest import Inventory, Node, Nodes
 
 #: How long a fresh Prometheus may take to scrape every target once (a few scrape intervals).
@@ -322,7 +322,7 @@ def test_a_running_pipeline_reports_each_query_s_progress(
     for node in monitors:
         context = expected(inventory, node.name)
         for driver in drivers:
-            wanted = {(driver, q) for q in QUERIES}
+            wanted = {(driver, QUERY)}
 
             def reported(result: list[dict[str, Any]]) -> set[tuple[str, str]]:
                 return {(r["metric"]["instance"], r["metric"]["query"]) for r in result}
