@@ -41,8 +41,8 @@ from kafka_drills import (
 )
 
 #: The task that restarts a batch names its members after the last " | ".
-BATCH_TASK = re.compile(r"TASK \[.*Restart the unit on each member of the batch \| .* \| "
-                        r"(?P<members>[^|\]]+)\]")
+BATCH_TASK = re.compile(r"TASK \[.*(?:Restart the members of the batch together|Restart the unit "
+                        r"on the member) \| .* \| (?P<members>[^|\]]+)\]")
 
 
 def run_roll(inventory: str, *extra: str) -> subprocess.CompletedProcess[str]:
