@@ -40,9 +40,9 @@ from kafka_drills import (
     sh,
 )
 
-#: The task that restarts a batch names its members after the last " | ".
-BATCH_TASK = re.compile(r"TASK \[.*(?:Restart the members of the batch together|Restart the unit "
-                        r"on the member) \| .* \| (?P<members>[^|\]]+)\]")
+#: The task that waits for a batch's health, once per batch, names its members after the last " | ".
+BATCH_TASK = re.compile(r"TASK \[.*Wait until each member of the batch is healthy again \| .* \| "
+                        r"(?P<members>[^|\]]+)\]")
 
 
 def run_roll(inventory: str, *extra: str) -> subprocess.CompletedProcess[str]:
