@@ -40,8 +40,8 @@ from kafka_drills import (
     sh,
 )
 
-#: The task that restarts a batch names its members after the last " | ".
-BATCH_TASK = re.compile(r"TASK \[.*Restart the unit on each member of the batch \| .* \| "
+#: The task that waits for a batch's health, once per batch, names its members after the last " | ".
+BATCH_TASK = re.compile(r"TASK \[.*Wait until each member of the batch is healthy again \| .* \| "
                         r"(?P<members>[^|\]]+)\]")
 
 

@@ -230,6 +230,9 @@ def test_a_kraft_controller_serves_only_its_mutual_tls_listener_to_the_quorum() 
     # Nothing of ZooKeeper, nor of a broker's topics.
     assert not [k for k in p if k.startswith("zookeeper.") or k == "broker.id"]
     assert "num.partitions" not in p and "advertised.listeners" not in p
+    # The active controller's value becomes the cluster-wide default under eligible leader
+    # replicas, overriding the brokers': the cluster's, not Kafka's default of 1.
+    assert p["min.insync.replicas"] == "2"
     assert "-Xmx512m" in context["java"]["options"]
     assert not [o for o in context["java"]["options"] if "auth.login.config" in o]
     assert (context["principal"], context["kind"], context["metadata_mode"]) == (

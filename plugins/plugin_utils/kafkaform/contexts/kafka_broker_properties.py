@@ -184,6 +184,10 @@ def controller_properties(cluster: Mapping[str, Any], controller: Mapping[str, A
         **kraft_properties(cluster, "controller", int(controller["node_id"])),
         "listeners": f"{CONTROLLER_LISTENER}://{controller['address']}:{controller['port']}",
         "log.dirs": str(controller["metadata_dir"]),
+        # With eligible leader replicas (on by default on a cluster formatted by Kafka 4.x), the
+        # active controller writes its own min.insync.replicas as the cluster-wide default, which
+        # then overrides every broker's (KIP-966): without it, Kafka's default of 1.
+        "min.insync.replicas": str(cluster["min_insync_replicas"]),
         **migration_properties(cluster, mode),
     }
 

@@ -380,32 +380,31 @@ def _batches(roll: Roll, order: list[str], last: set[str]) -> list[list[str]]:
         raise DeployError(f"{roll.service}: no member was restarted: {error}") from error
 
 
-def _restart_batch(roll: Roll, batch: list[str]) -> None:
-    """Stop a batch's members together (one stop's time for the batch), start each, then wait
-    until each is healthy: a health command that checks the whole cluster passes only once every
-    member of the batch is back."""
-    if len(batch) > 1:
-        stops = [gevent.spawn(run_on, m, ["systemctl", "stop", f"{roll.service}.service"])
-                 for m in batch]
-        gevent.joinall(stops)
-        for member, stop in zip(batch, stops, strict=True):
-            ran = stop.value
-            if ran is None or not ran.ok:
-                said = ran.said if ran is not None else str(stop.exception)
-                raise DeployError(f"{member}: stopping {roll.service} failed: {said} "
-                                  f"[{roll.rule}]")
-    for member in batch:
-        restart = ["systemctl", "restart", f"{roll.service}.service"]
-        ran = run_on(member, ["systemctl", "daemon-reload"])
-        if ran.ok:
+def _restart(roll: Roll, member: str, again: bool) -> Ran:
+    """``roll.service`` restarted on ``member``; ``again``: one more start when the first fails,
+    as a Kafka controller's unit does on purpose when Kafka dropped its registration with the
+    quorum (KR-11)."""
+    restart = ["systemctl", "restart", f"{roll.service}.service"]
+    ran = run_on(member, ["systemctl", "daemon-reload"])
+    if ran.ok:
+        ran = run_on(member, restart)
+        if not ran.ok and again:
+            time.sleep(roll.delay_s)
             ran = run_on(member, restart)
-            if not ran.ok:
-                # A unit may fail a start on purpose so that a new process comes up, as a Kafka
-                # controller's does when Kafka dropped its registration with the quorum (KR-11).
-                time.sleep(roll.delay_s)
-                ran = run_on(member, restart)
-        if not ran.ok:
-            raise DeployError(f"{member}: restarting {roll.service} failed: {ran.said} "
+    return ran
+
+
+def _restart_batch(roll: Roll, batch: list[str]) -> None:
+    """Restart a batch's members together (one stop and start for the batch), then wait until
+    each is healthy: a health command that checks the whole cluster passes only once every member
+    of the batch is back. Larger batches hold brokers only; a controller restarts alone."""
+    restarts = [gevent.spawn(_restart, roll, m, len(batch) == 1) for m in batch]
+    gevent.joinall(restarts)
+    for member, restart in zip(batch, restarts, strict=True):
+        ran = restart.value
+        if ran is None or not ran.ok:
+            said = ran.said if ran is not None else str(restart.exception)
+            raise DeployError(f"{member}: restarting {roll.service} failed: {said} "
                               f"[{roll.rule}]")
     for member in batch:
         ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)

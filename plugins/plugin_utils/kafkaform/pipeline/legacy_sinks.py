@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from kafkaform.pipeline.checkpoint import Offsets, batch_end_offsets
-from kafkaform.pipeline.sinks import batch_dir
+from .checkpoint import Offsets, batch_end_offsets
+from .sinks import batch_dir
 
 #: The file sink's commit log in an output directory (Spark's FileStreamSink).
 SINK_LOG = "_spark_metadata"
@@ -72,7 +72,7 @@ def committed_files(log: Path) -> set[Path]:
     entries before it, so the set is taken over all)."""
     added: set[Path] = set()
     deleted: set[Path] = set()
-    for _, entry in _log_entries(log):
+    for _batch, entry in _log_entries(log):
         lines = entry.read_text(encoding="utf-8").splitlines()
         if not lines or not lines[0].startswith("v"):
             raise ValueError(f"{entry}: not a file sink log entry")
@@ -143,8 +143,8 @@ def move_files(output: LegacyOutput) -> tuple[int, int]:
         checksum = source.with_name(f".{source.name}.crc")  # Hadoop's local checksum file
         if checksum.is_file():
             os.replace(checksum, target.with_name(f".{target.name}.crc"))
-    for directory, _, _ in sorted(os.walk(output.path), reverse=True):
-        here = Path(directory)
+    for walked in sorted(os.walk(output.path), reverse=True):
+        here = Path(walked[0])
         if here != output.path and not any(part.startswith(("_", "batch="))
                                            for part in here.relative_to(output.path).parts):
             with contextlib.suppress(OSError):  # one still holding a file stays

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkaform.pipeline.checkpoint import Offsets
+from .checkpoint import Offsets
 
 #: Where a batch is written before it is renamed into place (one directory per output).
 STAGING = "_staging"
