@@ -357,3 +357,13 @@ def test_brokers_roll_in_batches_only_when_asked_and_controllers_never() -> None
     controller = kafka_broker_plan(kraft_cluster(), "c1",
                                    {"kafka_broker_restart_parallelism": 3}, CONVERGED).roll
     assert (controller.parallelism, controller.batch_argv) == (1, [])
+
+
+def test_kraft_brokers_hold_the_cluster_wide_min_insync_replicas() -> None:
+    model = kraft_cluster()
+    p = kafka_broker_plan(model, "k1", {}, CONVERGED)
+    assert p.cluster_defaults_argv == [*p.admin_argv, "cluster-defaults", "--set",
+                                       f"min.insync.replicas={model['min_insync_replicas']}"]
+    # Controllers, ZooKeeper-mode brokers: nothing to hold.
+    assert kafka_broker_plan(model, "c1", {}, CONVERGED).cluster_defaults_argv == []
+    assert kafka_broker_plan(zk_cluster(), "k1", {}, CONVERGED).cluster_defaults_argv == []

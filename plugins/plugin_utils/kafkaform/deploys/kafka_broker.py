@@ -322,6 +322,9 @@ def _kafka_node(group: str) -> None:
             will_change(helper) or _declared_changes(p.admin_argv, declared)):
         python.call(name="Converge the declared topics, users and ACLs",
                     function=_converge_declared, tool=p.admin_argv, declared=declared)
+    if first and _holds_cluster_defaults(p, restarting=might_restart):
+        python.call(name="Hold the cluster-wide min.insync.replicas at the cluster's value "
+                    "[KR-14]", function=_hold_cluster_defaults, argv=p.cluster_defaults_argv)
     if first and _raises_metadata_version(p, restarting=might_restart):
         python.call(name="Raise metadata.version to the release every Kafka node runs, then each "
                     "named feature [KR-10, KR-13]",
@@ -346,6 +349,28 @@ def _raises_metadata_version(p: KafkaBrokerPlan, restarting: bool) -> bool:
         return bool(json.loads(answer)["changed"])
     except (ValueError, KeyError, TypeError):
         return True  # the cluster cannot answer yet: ask it again once the nodes are up
+
+
+def _holds_cluster_defaults(p: KafkaBrokerPlan, restarting: bool) -> bool:
+    """roles/kafka_broker/tasks/cluster_defaults.yml: whether this run sets the cluster-wide
+    min.insync.replicas (KR-14): on a KRaft broker, when the brokers restart in this run or the
+    cluster's value differs now."""
+    if not p.cluster_defaults_argv:
+        return False
+    if restarting:
+        return True
+    try:
+        answer = host.get_fact(AdminAnswer, argv=(*p.cluster_defaults_argv, "--dry-run"))
+        return bool(json.loads(answer)["changed"])
+    except (ValueError, KeyError, TypeError):
+        return True  # the cluster cannot answer yet: ask it again once the nodes are up
+
+
+def _hold_cluster_defaults(argv: list[str]) -> None:
+    ran = run_on(host.name, argv)
+    if not ran.ok:
+        raise DeployError(f"{host.name}: setting the cluster-wide min.insync.replicas failed: "
+                          f"{ran.said} [KR-14]")
 
 
 def _raise_metadata_version(argv: list[str]) -> None:

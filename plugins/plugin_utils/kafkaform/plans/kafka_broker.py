@@ -344,6 +344,9 @@ class KafkaBrokerPlan(WritesFiles):
     #: The helper's call that raises it, then each feature the inventory names, one by one
     #: (KR-13); append --dry-run to ask what it would change.
     features_argv: list[str]
+    #: KRaft brokers, once a run: hold the cluster-wide min.insync.replicas at the cluster's (the
+    #: controllers of a 4.x cluster wrote their own there). Empty otherwise. KR-14
+    cluster_defaults_argv: list[str]
     kafka_nodes: list[str]
     #: SE-07, SE-10: at the tls_replication step, ACLs go on the znodes written before the
     #: brokers logged in, once (the marker remembers it); back at plaintext_replication, where
@@ -552,6 +555,9 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         converge_acls=broker and bool(_setting(settings, "acls")),
         raise_metadata_version=(kraft and broker and not _migrating(cluster)
                                 and bool(_setting(settings, "upgrade_metadata_version"))),
+        cluster_defaults_argv=[*admin, "cluster-defaults", "--set",
+                               f"min.insync.replicas={cluster['min_insync_replicas']}"]
+        if kraft and broker and not _migrating(cluster) else [],
         features_argv=[*admin, "features", *(
             arg for name, level in sorted(dict(_setting(settings, "feature_levels") or {}).items())
             for arg in ("--feature", f"{name}={level}"))],
