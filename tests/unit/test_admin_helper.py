@@ -860,41 +860,30 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
     assert "orders-0" in batch_problem([3], placement(answer))
 
 
-class DefaultsAdmin(StateAdmin):
-    """A cluster whose controllers wrote Kafka's min.insync.replicas 1 as the cluster default."""
-
-    def __init__(self) -> None:
-        super().__init__({})
-        self.altered: list[object] = []
-
-    def describe_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
-        return {"broker": {"": {
-            "min.insync.replicas": {"value": "1", "config_source":
-                                    "DYNAMIC_DEFAULT_BROKER_CONFIG"},
-            "log.cleaner.threads": {"value": "2", "config_source":
-                                    "DYNAMIC_DEFAULT_BROKER_CONFIG"}}}}
-
-    def alter_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
-        assert kwargs.get("incremental") is True  # other defaults stay as they are
-        self.altered.extend(resources)
-        return {"broker": {"": None}}
-
-
 def test_cluster_defaults_sets_only_the_named_defaults_that_differ(
         helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    client = DefaultsAdmin()
-    assert run_admin_command(helper, tmp_path, monkeypatch, client, "cluster-defaults",
-                             "--set", "min.insync.replicas=2") == (0, 1)
+    described = ("Default configs for brokers in the cluster are:\n"
+                 "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+                 "min.insync.replicas=1}\n"
+                 "  log.cleaner.threads=2 sensitive=false synonyms={}\n")
+    ran: list[tuple[str, ...]] = []
+
+    def run(main_class: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        ran.append((main_class, *args))
+        return subprocess.CompletedProcess(args, 0, described if "--describe" in args else "", "")
+
+    tools = SimpleNamespace(args=SimpleNamespace(libs=str(tmp_path), dry_run=False),
+                            admin=lambda: ["--bootstrap-server", "k1:9091"], run=run)
+    tools.change = lambda *a: run(*a)
+    assert helper.cluster_defaults(tools, {"min.insync.replicas": "2"}) == 0
     assert json.loads(capsys.readouterr().out) == {"changed": ["min.insync.replicas"],
                                                    "was": {"min.insync.replicas": "1"}}
-    assert [(r.name, r.configs) for r in client.altered] == [  # type: ignore[attr-defined]
-        ("", {"min.insync.replicas": "2"})]
-    client.altered.clear()
-    assert run_admin_command(helper, tmp_path, monkeypatch, client, "--dry-run",
-                             "cluster-defaults", "--set", "min.insync.replicas=2") == (0, 1)
-    assert json.loads(capsys.readouterr().out)["changed"] == ["min.insync.replicas"]
-    assert client.altered == []
-    assert run_admin_command(helper, tmp_path, monkeypatch, client, "cluster-defaults",
-                             "--set", "min.insync.replicas=1") == (0, 1)
+    # No tools jar here: Kafka 3.9's Scala class. Only the named key is set.
+    assert ran[-1] == ("kafka.admin.ConfigCommand", "--bootstrap-server", "k1:9091",
+                       "--entity-type", "brokers", "--entity-default", "--alter",
+                       "--add-config", "min.insync.replicas=2")
+    ran.clear()
+    assert helper.cluster_defaults(tools, {"min.insync.replicas": "1"}) == 0
     assert json.loads(capsys.readouterr().out) == {"changed": [], "was": {}}
+    assert len(ran) == 1  # described, nothing set

@@ -394,23 +394,6 @@ def alter_broker_configs(admin: Any, node_id: str, changes: Mapping[str, Any]) -
                                  raise_on_unknown=False, incremental=True))
 
 
-def cluster_defaults(admin: Any, wanted: Mapping[str, str], dry_run: bool) -> dict[str, Any]:
-    """Set the cluster-wide dynamic broker defaults named in ``wanted`` where they differ.
-
-    Under eligible leader replicas (a cluster formatted by Kafka 4.x) the active controller
-    writes its own min.insync.replicas as the cluster-wide default, which outranks every
-    broker's server.properties; a cluster formatted before its controllers named the value
-    holds Kafka's default of 1 there (KIP-966). Only the keys in ``wanted`` are read and set,
-    incrementally: other cluster-wide defaults stay as they are."""
-    described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "")])
-    found = {key: str(entry.get("value")) for key, entry in
-             described.get("broker", {}).get("", {}).items() if key in wanted}
-    changes = {key: value for key, value in wanted.items() if found.get(key) != str(value)}
-    if changes and not dry_run:
-        alter_broker_configs(admin, "", changes)
-    return {"changed": sorted(changes), "was": {k: found.get(k) for k in sorted(changes)}}
-
-
 # --- health ----------------------------------------------------------------------------------
 
 def accepts_connections(address: str, timeout: float = 2.0) -> bool:
