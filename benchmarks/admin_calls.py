@@ -56,7 +56,8 @@ def main() -> int:
         "before": install(args.host, "before", {"kafkaform-kafka": old}),
         "after": install(args.host, "after", {
             name: (ROOT / FILES / name).read_text(encoding="utf-8")
-            for name in ("kafkaform-kafka", "kafkaform_admin.py", "kafkaform_tools.py")}),
+            for name in ("kafkaform-kafka", "kafkaform_admin.py", "kafkaform_tools.py",
+                         "kafkaform_reassign.py")}),
     }
     server = podman("exec", args.host, "cat", "/etc/kafka/server.properties").stdout
     broker = next(line.split("=", 1)[1] for line in server.splitlines()

@@ -1,5 +1,6 @@
-"""Filters every role shares: Java's home (kafkaform.java), a plan's secret files and a rolling
-restart's batches (kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
+"""Filters every role shares: Java's home (kafkaform.java), a plan's secret files, a rolling
+restart's batches and a day-two operation's moves (kafkaform.plans), imported when first called
+(kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
@@ -13,4 +14,5 @@ class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         return {"java_home": lazy("java", "java_home_filter"),
                 "with_secrets": lazy("plans.files", "with_secrets"),
-                "restart_batches": lazy("plans.restart_batches", "roll_batches_vars")}
+                "restart_batches": lazy("plans.restart_batches", "roll_batches_vars"),
+                "broker_moves": lazy("plans.broker_moves", "broker_moves_vars")}

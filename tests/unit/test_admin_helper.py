@@ -833,6 +833,26 @@ class PlacementAdmin(StateAdmin):
                     {"partition_index": 7, "leader_id": 2, "replica_nodes": [2, 3, 1],
                      "isr_nodes": [2, 3, 1]}]}]
 
+    def describe_cluster(self) -> dict[str, object]:
+        return {"controller_id": 1, "brokers": [
+            {"broker_id": 2, "rack": "b", "is_fenced": False},
+            {"broker_id": 1, "rack": "a", "is_fenced": False},
+            {"broker_id": 3, "rack": None, "is_fenced": False}]}
+
+    def describe_log_dirs(self, brokers: list[int]) -> list[dict[str, object]]:
+        """Broker 1 answers in full (two directories, one failed), 2 not at all, 3 without its
+        disks' sizes (a Kafka older than 3.3)."""
+        if brokers == [2]:
+            raise OSError("broker 2 did not answer")
+        parts = [{"name": "orders", "partitions": [
+            {"partition_index": 0, "partition_size": 300 if brokers == [1] else 500}]}]
+        if brokers == [3]:
+            return [{"broker": 3, "log_dirs": [{"error_code": 0, "topics": parts}]}]
+        return [{"broker": 1, "log_dirs": [
+            {"error_code": 0, "topics": parts, "total_bytes": 1000, "usable_bytes": 400},
+            {"error_code": 0, "topics": [], "total_bytes": 1000, "usable_bytes": 900},
+            {"error_code": 57, "topics": [], "total_bytes": 1000, "usable_bytes": 1000}]}]
+
     def describe_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
         assert kwargs == {"config_filter": "all"}  # the effective value, the brokers' included
         return {"topic": {
@@ -851,9 +871,14 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
     answer = json.loads(capsys.readouterr().out)
     assert answer == {"partitions": [
         {"topic": "orders", "partition": 0, "replicas": [1, 2, 3], "isr": [1, 3],
-         "min_insync": 2},
+         "min_insync": 2, "size": 500},
         {"topic": "__consumer_offsets", "partition": 7, "replicas": [2, 3, 1],
-         "isr": [2, 3, 1], "min_insync": 3}]}
+         "isr": [2, 3, 1], "min_insync": 3, "size": 0}],
+        # Each registered broker's rack and disks (the failed directory not counted), where
+        # replicas may move (plans.broker_moves); a partition's size is its largest copy's.
+        "brokers": [{"id": 1, "rack": "a", "total": 2000, "usable": 1300},
+                    {"id": 2, "rack": "b", "total": None, "usable": None},
+                    {"id": 3, "rack": None, "total": None, "usable": None}]}
     # What the plan makes of it: broker 2 holds a replica of the internal topic, whose every
     # replica must stay in sync.
     assert "__consumer_offsets-7" in batch_problem([2], placement(answer))

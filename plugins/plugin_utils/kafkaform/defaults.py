@@ -99,7 +99,7 @@ INVENTORY_ROLES = (*ROLE_PREFIXES, "artifact")
 def known_inputs() -> frozenset[str]:
     """Every variable name an inventory or a run may give kafkaform."""
     return frozenset({*CLUSTER_DEFAULTS, *OTHER_INPUTS,
-                      *(name for role in INVENTORY_ROLES for name in role_options(role))})
+                      *(name for role in INVENTORY_ROLES for name in run_options(role))})
 
 
 def _load_mapping(path: Path) -> dict[str, Any]:
@@ -124,6 +124,14 @@ def role_options(role: str) -> dict[str, dict[str, Any]]:
     if not isinstance(options, dict):
         raise RuntimeError(f"{path}: argument_specs.main.options is not a mapping")
     return options
+
+
+def run_options(role: str) -> set[str]:
+    """Every input of every entry point of a role: an operation's own (a decommission's hosts)
+    is given with -e for one run, never kept in the inventory."""
+    path = role_dir(role) / "meta" / "argument_specs.yml"
+    points = _load_mapping(path).get("argument_specs", {})
+    return {name for point in points.values() for name in (point.get("options") or {})}
 
 
 @cache  # asked for every setting of every host: a few hundred distinct keys

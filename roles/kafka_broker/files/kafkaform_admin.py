@@ -145,8 +145,15 @@ def partitions(admin: Any) -> list[dict[str, Any]]:
 
 def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
     """Where every partition's replicas are and which are in sync, with the min.insync.replicas
-    that applies to it (its topic's, else the brokers'), Kafka's internal topics included: which
-    brokers may restart together is decided from it (OP-04, kafkaform.plans.restart_batches)."""
+    that applies to it (its topic's, else the brokers'), Kafka's internal topics included, and
+    each registered broker's rack: which brokers may restart together (OP-04,
+    kafkaform.plans.restart_batches) and where replicas move (OP-05, OP-06,
+    kafkaform.plans.reassignment) are decided from it."""
+    brokers = [{"id": int(b["broker_id"]), "rack": b.get("rack")}
+               for b in admin.describe_cluster().get("brokers") or []]
+    sizes: dict[tuple[str, int], int] = {}
+    for broker in brokers:
+        broker.update(_disks(admin, broker["id"], sizes))
     described = admin.describe_topics()
     names = sorted(t["name"] for t in described)
     configs = admin.describe_configs(
@@ -159,8 +166,32 @@ def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
             found.append({"topic": topic["name"], "partition": part["partition_index"],
                           "replicas": list(part["replica_nodes"]),
                           "isr": list(part["isr_nodes"]),
-                          "min_insync": int(effective.get("value") or 1)})
-    return {"partitions": found}
+                          "min_insync": int(effective.get("value") or 1),
+                          "size": sizes.get((topic["name"], part["partition_index"]), 0)})
+    return {"partitions": found, "brokers": sorted(brokers, key=lambda b: b["id"])}
+
+
+def _disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[str, Any]:
+    """A broker's log directories' bytes, in all and free (None when it does not say: a broker
+    older than Kafka 3.3, or one that does not answer), adding each replica's size to ``sizes``
+    (the largest copy of each partition, near enough its leader's): whether moved replicas fit
+    is decided from them (OP-07)."""
+    try:
+        answer = admin.describe_log_dirs(brokers=[broker])
+    except Exception:  # pylint: disable=broad-exception-caught
+        return {"total": None, "usable": None}
+    dirs = [d for reply in answer for d in reply.get("log_dirs", [])
+            if not d.get("error_code")]
+    for found in dirs:
+        for topic in found.get("topics") or []:
+            for part in topic.get("partitions") or []:
+                key = (topic["name"], int(part["partition_index"]))
+                sizes[key] = max(sizes.get(key, 0), int(part["partition_size"]))
+    known = [d for d in dirs if int(d.get("total_bytes", -1)) >= 0]
+    if not known:
+        return {"total": None, "usable": None}
+    return {"total": sum(int(d["total_bytes"]) for d in known),
+            "usable": sum(int(d["usable_bytes"]) for d in known)}
 
 
 def apply_topic(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import glob
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -243,3 +246,37 @@ def quorum_rows(out: str) -> dict[str, Any]:
                                                     "status": cells["Status"]}
     leader = next((i for i, node in nodes.items() if node["status"] == "Leader"), None)
     return {"leader": leader, "nodes": nodes}
+
+
+#: A line of ConfigCommand's --describe: two spaces, key=value, then its sensitivity.
+CONFIG_LINE = re.compile(r"^\s+([\w.]+)=(\S*) sensitive=", re.MULTILINE)
+
+
+def config_command(libs: str) -> str:
+    """Kafka's ConfigCommand: a class of the tools jar from Kafka 4.0, the Scala one before."""
+    jars = [j for j in glob.glob(f"{libs}/kafka-tools-*.jar")
+            if re.search(r"/kafka-tools-\d", j)]
+    if jars:
+        with zipfile.ZipFile(jars[0]) as jar:
+            if "org/apache/kafka/tools/ConfigCommand.class" in jar.namelist():
+                return "org.apache.kafka.tools.ConfigCommand"
+    return "kafka.admin.ConfigCommand"
+
+
+def cluster_defaults(tools: Any, wanted: dict[str, str]) -> int:
+    """Hold the cluster-wide dynamic broker defaults named in ``wanted`` at their values (KR-14):
+    with eligible leader replicas (a cluster formatted by Kafka 4.x) the active controller writes
+    its own min.insync.replicas there, which outranks every broker's server.properties; a cluster
+    formatted before its controllers named the value holds Kafka's default of 1. Only the keys
+    named are read and set (--add-config changes those alone)."""
+    command = config_command(tools.args.libs)
+    entity = ["--entity-type", "brokers", "--entity-default"]
+    found = dict(CONFIG_LINE.findall(tools.run(command, *tools.admin(), *entity,
+                                               "--describe").stdout))
+    changes = {key: value for key, value in wanted.items() if found.get(key) != value}
+    if changes:
+        tools.change(command, *tools.admin(), *entity, "--alter", "--add-config",
+                     ",".join(f"{k}={v}" for k, v in sorted(changes.items())))
+    print(json.dumps({"changed": sorted(changes),
+                      "was": {k: found.get(k) for k in sorted(changes)}}))
+    return 0

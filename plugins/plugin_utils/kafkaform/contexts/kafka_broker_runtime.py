@@ -192,10 +192,11 @@ def health_section(cluster: Mapping[str, Any], timeout_s: int, dedicated: bool,
     members = controller_ids if dedicated else list(dict.fromkeys(
         broker_ids + (controller_ids if any_combined else [])))
 
+    health_options = [*(["--max-lag", str(int(cluster["metadata_max_lag"]))] if kraft else []),
+                      "--wait", str(health_wait_s)]
+
     def health_argv(ids: list[int]) -> list[str]:
-        return ["health", "--ids", ",".join(map(str, ids)),
-                *(["--max-lag", str(int(cluster["metadata_max_lag"]))] if kraft else []),
-                "--wait", str(health_wait_s)]
+        return ["health", "--ids", ",".join(map(str, ids)), *health_options]
 
     # After the converge, the nodes of this node's play: a combined voter starts in the brokers'
     # play, after the dedicated controllers'.
@@ -204,6 +205,8 @@ def health_section(cluster: Mapping[str, Any], timeout_s: int, dedicated: bool,
     return {
         "health_args": health_argv(members),
         "verify_args": health_argv(play_members),
+        # A day-two operation's gate names the brokers that stay (plans.broker_moves).
+        "health_options": health_options,
         "health_wait_s": health_wait_s,
         "health_poll_s": HEALTH_POLL_S,
     }

@@ -18,7 +18,7 @@ from .spark_pipeline import before_spark_nodes, spark_pipeline
 from .zookeeper import zookeeper
 
 
-def _barrier(after: str) -> None:
+def barrier(after: str) -> None:
     """One operation every host reaches at the same point, with nothing to run (so it changes
     nothing): pyinfra orders each host's operations on its own and runs the hosts' chains side
     by side, so without it a broker's first operations would run beside a member's, and the
@@ -31,9 +31,9 @@ def _barrier(after: str) -> None:
 def kafka() -> None:
     """playbooks/zookeeper.yml, playbooks/kafka_controller.yml, then playbooks/kafka_broker.yml."""
     zookeeper()
-    _barrier("the ZooKeeper ensemble")
+    barrier("the ZooKeeper ensemble")
     kafka_controller()
-    _barrier("the KRaft controllers")
+    barrier("the KRaft controllers")
     kafka_broker()
 
 
@@ -41,7 +41,7 @@ def kafka() -> None:
 def spark() -> None:
     """playbooks/spark_node.yml, then playbooks/pipeline.yml."""
     before_spark_nodes()
-    _barrier("the pipeline's checkpoints checked, and the job stopped if its release changes")
+    barrier("the pipeline's checkpoints checked, and the job stopped if its release changes")
     spark_node()
     spark_pipeline()
 

@@ -24,6 +24,7 @@ from ..paths import role_dir
 from ..rules import cite
 from . import hostread
 from .artifact import Release, read_marker, release
+from .broker_moves import DayTwoArgv, day_two_argv
 from .files import Account, PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "kafka_broker"
@@ -186,9 +187,10 @@ class KafkaBrokerInstall:
 def admin_files() -> list[PlannedFile]:
     """The admin helper and the modules it imports: its admin client and Kafka's JVM tools."""
     files = role_dir(ROLE) / "files"
+    modules = ("kafkaform_admin.py", "kafkaform_tools.py", "kafkaform_reassign.py")
     return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
             *(PlannedFile(src=str(files / name), dest=f"{ADMIN_LIB}/{name}", mode="0644")
-              for name in ("kafkaform_admin.py", "kafkaform_tools.py"))]
+              for name in modules)]
 
 
 def install_plan(settings: Mapping[str, Any], read: KafkaBrokerHost) -> KafkaBrokerInstall:
@@ -356,6 +358,8 @@ class KafkaBrokerPlan(WritesFiles):
     forget_znodes_secured: bool
     znodes_marker: str
     roll: KafkaBrokerRoll
+    #: A decommission's or a scale-out's helper calls (plans.broker_moves); brokers only.
+    day_two: DayTwoArgv
     #: The verify step: every node registered, one controller active, nothing under-replicated
     #: (MO-02, MO-03, MO-04), asked up to ``verify_retries`` times.
     verify_argv: list[str]
@@ -569,6 +573,8 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
                                and read.znodes_secured),
         znodes_marker=ZNODES_SECURED_MARKER,
         roll=roll,
+        day_two=day_two_argv(kb, _setting(settings, "reassignment_throttle_mb_s"),
+                             _setting(settings, "reassignment_timeout_s")),
         verify_argv=[*admin, *kb["verify_args"]],
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
         start_service=not read.service_running,

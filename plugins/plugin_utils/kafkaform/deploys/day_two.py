@@ -1,0 +1,158 @@
+"""``playbooks/decommission.yml`` and ``playbooks/scale_out.yml`` as pyinfra deploys: the same
+decisions (kafkaform.plans.broker_moves, from the cluster's live placement), carried out by the
+same admin helper commands from one broker that stays, as the role's tasks/moves.yml does.
+
+    pyinfra @kafkaform/INV kafkaform.deploys.day_two.decommission \\
+        --data kafka_broker_decommission_hosts=kf-kafka3
+    pyinfra @kafkaform/INV kafkaform.deploys.day_two.scale_out
+
+Whether anything is to be done is asked of the cluster when the deploy is planned, so that a run
+with nothing to move, stop or unregister changes nothing; what moves is decided again when it
+runs, after the moves an interrupted run left in flight are done.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from pyinfra import logger
+from pyinfra.api.deploy import deploy
+from pyinfra.api.exceptions import DeployError
+from pyinfra.context import host
+from pyinfra.operations import python
+
+from ..model import KAFKA_BROKER
+from ..plans.broker_moves import BrokerMoves, broker_moves, named_hosts
+from . import base
+from .base import install_planned, play_hosts
+from .facts import AdminAnswer
+from .kafka_broker import kafka_broker, kafka_controller, plan
+from .site import barrier
+
+#: The --data key that names an operation's brokers.
+NAMED = {"decommission": "kafka_broker_decommission_hosts",
+         "scale_out": "kafka_broker_scale_out_hosts"}
+
+
+def _ran(name: str, argv: list[str], what: str, stdin: str | None = None) -> str:
+    ran = base.run_on(name, argv, stdin=stdin)
+    if not ran.ok:
+        raise DeployError(f"{name}: {what} failed: {ran.said}")
+    return ran.stdout
+
+
+def _healthy(name: str, argv: list[str], timeout_s: float, delay_s: float, when: str) -> None:
+    ran = base.until_ok(name, argv, timeout_s, delay_s)
+    if not ran.ok:
+        raise DeployError(f"{name}: the cluster was not healthy {when} within {timeout_s:g} s: "
+                          f"{ran.said} (OP-06)")
+
+
+def _wait_moves(name: str, argv: list[str]) -> None:
+    """The moves in flight watched until done (the helper then clears their throttles), what is
+    left said at each report."""
+    while True:
+        left = json.loads(_ran(name, argv, "watching the moves in flight"))
+        if left["done"]:
+            return
+        logger.info(f"{name}: {left['said']}")
+
+
+def _decided(operation: str, named: list[str], name: str, argv: dict[str, Any]) -> BrokerMoves:
+    answer = json.loads(_ran(name, argv["placement"], "reading the placement"))
+    moves = broker_moves(operation, named, answer, argv)
+    if moves.problem:
+        raise DeployError(f"No replica moved: {moves.problem}")
+    return moves
+
+
+def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s: float,
+              delay_s: float) -> None:
+    """At execution time, on the broker that runs the moves: tasks/moves.yml, then, for a
+    decommission, tasks/decommission.yml's stop and unregistration."""
+    me = host.name
+    gate = broker_moves(operation, named, None, argv)
+    _healthy(me, gate.health_argv, timeout_s, delay_s, "before anything moved")
+    _wait_moves(me, argv["wait"])  # what an interrupted run left in flight
+    moves = _decided(operation, named, me, argv)
+    logger.info(f"{me}: {moves.summary}")
+    if moves.warning:
+        logger.warning(f"{me}: {moves.warning}")
+    if moves.reassignment["partitions"]:
+        started = json.loads(_ran(me, argv["start"], "starting the moves",
+                                  stdin=json.dumps(moves.reassignment)))
+        if started["warning"]:
+            logger.warning(f"{me}: {started['warning']}")
+        try:
+            _wait_moves(me, argv["wait"])
+        except DeployError:
+            base.run_on(me, argv["cancel"])
+            raise
+        _ran(me, argv["elect"], "the preferred-replica election")
+    if operation == "decommission":
+        left = _decided(operation, named, me, argv)
+        if left.reassignment["partitions"]:
+            raise DeployError(f"{', '.join(moves.leaving)} still hold replicas ({left.summary}): "
+                              "no broker was stopped. Run again.")
+        for leaving in moves.leaving:
+            _ran(leaving, ["systemctl", "disable", "--now", "kafka.service"], "stopping Kafka")
+        if moves.unregister_argv:
+            _ran(me, moves.unregister_argv, "unregistering the brokers that left")
+    _healthy(me, moves.health_argv, timeout_s, delay_s, "after the moves")
+
+
+def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> bool:
+    """Asked when the deploy is planned: replicas to move, a broker a decommission names still
+    registered, or (a scale-out, whose converge starts new brokers only later in the run) a
+    broker of the inventory that holds no replica yet; True when the cluster cannot answer (the
+    run then finds out)."""
+    try:
+        answer = json.loads(host.get_fact(AdminAnswer, argv=tuple(argv["placement"])))
+        moves = broker_moves(operation, named, answer, argv)
+    except (ValueError, KeyError, TypeError):
+        return True
+    registered = {int(b["id"]) for b in answer.get("brokers", [])}
+    leaving = {int(argv["ids_by_host"][h]) for h in moves.leaving}
+    holding = {int(r) for p in answer.get("partitions", []) for r in p["replicas"]}
+    empty = set(map(int, argv["ids_by_host"].values())) - holding
+    return bool(moves.problem or moves.reassignment["partitions"] or leaving & registered
+                or (operation == "scale_out" and empty))
+
+
+def _operation(operation: str) -> None:
+    if KAFKA_BROKER not in host.groups:
+        return
+    p = plan()
+    # The admin helper as this collection ships it, on every broker, as the playbook installs it.
+    install_planned([f.as_task_item() for f in p.install.admin_files], {})
+    named = named_hosts(host.data.get(NAMED[operation]) or [])
+    argv = asdict(p.day_two)
+    gate = broker_moves(operation, named, None, argv)
+    if gate.problem:
+        raise DeployError(gate.problem)
+    brokers = play_hosts(KAFKA_BROKER)
+    runner = next((h for h in brokers if h.name not in gate.leaving), brokers[0])
+    if host.name == runner.name and _something_to_do(operation, named, argv):
+        python.call(name=f"Move the replicas ({operation}) under the throttle [OP-05, OP-06]",
+                    function=carry_out, operation=operation, named=named, argv=argv,
+                    timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s)
+
+
+@deploy("decommission")
+def decommission() -> None:
+    """playbooks/decommission.yml: every replica off the brokers named, then they stop and, in
+    KRaft mode, are unregistered. OP-05"""
+    _operation("decommission")
+
+
+@deploy("scale_out")
+def scale_out() -> None:
+    """playbooks/scale_out.yml: every Kafka node converged, then the new brokers take a fair
+    share of the replicas. OP-06"""
+    kafka_controller()
+    barrier("the KRaft controllers")
+    kafka_broker()
+    barrier("the brokers")
+    _operation("scale_out")

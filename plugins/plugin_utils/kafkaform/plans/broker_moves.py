@@ -1,0 +1,239 @@
+"""What a decommission or a scale-out moves, decided once from the cluster's live placement for
+both engines (the ``broker_moves`` filter, pyinfra's ``deploys.day_two``).
+
+A decommission (OP-05) moves every replica off the named brokers, refused when the brokers that
+stay could not hold every partition at its replication factor across as many racks as now; the
+brokers are stopped (and, in KRaft, unregistered) only once they hold nothing. A scale-out gives
+the new brokers (named, or every registered broker that holds no replica) a fair share, taken
+from the brokers that were there. Either way the moves run under a throttle (OP-06).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from ..rules import cite
+from .decommission import Topic, decommission_problems
+from .reassignment import moves_off, moves_onto
+from .restart_batches import Partition, placement
+
+OPERATIONS = ("decommission", "scale_out")
+#: The share of a receiving broker's disks that stays free after the moves (OP-07).
+DISK_RESERVE = 0.1
+#: How often the moves in flight report what is left, in seconds (OP-06).
+REPORT_S = 30
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DayTwoArgv:
+    """The admin helper's command lines a day-two operation runs, from a broker's plan."""
+
+    placement: list[str]
+    start: list[str]
+    wait: list[str]
+    cancel: list[str]
+    elect: list[str]
+    #: The health gate, less its --ids (the brokers that stay, known only once named).
+    health: list[str]
+    health_tail: list[str]
+    #: KRaft: remove a stopped broker's registration; ZooKeeper mode: empty.
+    unregister: list[str]
+    ids_by_host: dict[str, int] = field(default_factory=dict)
+
+
+def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
+    """The helper's command lines of a day-two operation, from a broker's context (``kb``) and
+    the throttle and timeout of its moves."""
+    admin = list(kb["admin_argv"])
+    return DayTwoArgv(
+        placement=[*admin, "placement"],
+        start=[*admin, "reassign", "--throttle", str(int(float(throttle_mb_s) * MIB)),
+               "--timeout", str(int(timeout_s))],
+        wait=[*admin, "reassign-wait", "--for", str(REPORT_S)],
+        cancel=[*admin, "reassign-cancel"],
+        elect=[*admin, "elect"],
+        health=[*admin, "health"],
+        health_tail=list(kb["health_options"]),
+        unregister=[*admin, "unregister"] if kb["metadata_mode"] == "kraft" else [],
+        ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()})
+
+
+@dataclass(frozen=True)
+class BrokerMoves:
+    """One operation's decisions: refused (``problem``), or what moves and what follows."""
+
+    operation: str
+    problem: str = ""
+    #: Kafka's reassignment format: {"version": 1, "partitions": [{topic, partition, replicas}]}.
+    reassignment: dict[str, Any] = field(default_factory=dict)
+    leaving: list[str] = field(default_factory=list)
+    joining: list[str] = field(default_factory=list)
+    summary: str = ""
+    #: What the run should say before it moves anything (disks it could not check).
+    warning: str = ""
+    #: The health gate after the moves: every broker that stays.
+    health_argv: list[str] = field(default_factory=list)
+    unregister_argv: list[str] = field(default_factory=list)
+
+    def as_vars(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ids(named: Sequence[str], ids_by_host: Mapping[str, int],
+         operation: str) -> tuple[list[int], str]:
+    unknown = [n for n in named if n not in ids_by_host]
+    if unknown:
+        return [], (f"{', '.join(unknown)}: not a host of the kafka_broker group, so it cannot "
+                    f"be named in kafka_broker_{operation}_hosts ({cite('OP-05')}). Name brokers "
+                    "by their inventory hostnames")
+    return [int(ids_by_host[n]) for n in named], ""
+
+
+def _topics(partitions: Sequence[Partition], racks: Mapping[int, str | None]) -> list[Topic]:
+    by_topic: dict[str, list[Partition]] = {}
+    for p in partitions:
+        by_topic.setdefault(p.topic, []).append(p)
+    return [Topic(name, max(len(p.replicas) for p in parts),
+                  max(len({racks.get(r) for r in p.replicas if racks.get(r)}) for p in parts))
+            for name, parts in sorted(by_topic.items())]
+
+
+def _reassignment(moves: Mapping[tuple[str, int], list[int]]) -> dict[str, Any]:
+    return {"version": 1, "partitions": [
+        {"topic": topic, "partition": number, "replicas": replicas}
+        for (topic, number), replicas in sorted(moves.items())]}
+
+
+def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any] | None,
+                 argv: Mapping[str, Any]) -> BrokerMoves:
+    """The ``operation`` on the brokers ``named`` (inventory hostnames; a scale-out naming none
+    takes every registered broker that holds no replica), from the helper's ``placement``
+    ``answer``, with the command lines of ``argv`` (:class:`DayTwoArgv` as vars). Without an
+    answer, only the gate before anything is read: every broker healthy, but those a
+    decommission names (a rerun finds them stopped)."""
+    if operation not in OPERATIONS:
+        raise ValueError(f"unknown operation {operation!r}: one of {', '.join(OPERATIONS)}")
+    ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
+    host_of = {i: h for h, i in ids_by_host.items()}
+    ids, problem = _ids(named, ids_by_host, operation)
+    if problem:
+        return BrokerMoves(operation, problem=problem)
+    if answer is None:
+        spared = ids if operation == "decommission" else []
+        return BrokerMoves(operation, leaving=[host_of[i] for i in spared], health_argv=_health(
+            argv, [i for i in ids_by_host.values() if i not in spared]))
+    partitions = placement(answer)
+    racks: dict[int, str | None] = {int(b["id"]): b.get("rack") for b in answer.get("brokers", [])}
+    live = sorted(racks)
+    holding = {r for p in partitions for r in p.replicas}
+    if operation == "decommission":
+        moves = _decommission(ids, partitions, racks, live, holding, host_of, argv)
+    else:
+        moves = _scale_out(ids, partitions, racks, live, holding, host_of, argv)
+    if moves.problem:
+        return moves
+    moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
+             for p in moves.reassignment["partitions"]}
+    problems, warning = disk_problems(answer, moved)
+    return replace(moves, problem="; ".join(problems), warning=warning,
+                   reassignment=moves.reassignment if not problems else {})
+
+
+def disk_problems(answer: Mapping[str, Any],
+                  moves: Mapping[tuple[str, int], list[int]]) -> tuple[list[str], str]:
+    """Whether the new replicas fit the disks of the brokers they go to, each keeping
+    DISK_RESERVE of its disks free (a log directory that fills goes offline, and with the
+    metadata's, the broker): the problems, and a warning naming the brokers that did not say
+    how much they have free."""
+    before = {(str(p["topic"]), int(p["partition"])): (set(p["replicas"]), int(p.get("size", 0)))
+              for p in answer.get("partitions", [])}
+    incoming: dict[int, int] = {}
+    for key, replicas in moves.items():
+        held, size = before[key]
+        for broker in set(replicas) - held:
+            incoming[broker] = incoming.get(broker, 0) + size
+    disks = {int(b["id"]): b for b in answer.get("brokers", [])}
+    problems, unknown = [], []
+    for broker, size in sorted(incoming.items()):
+        total, usable = disks.get(broker, {}).get("total"), disks.get(broker, {}).get("usable")
+        if total is None or usable is None:
+            unknown.append(str(broker))
+        elif usable - size < DISK_RESERVE * total:
+            problems.append(
+                f"broker {broker} would take {size / 2**20:.0f} MiB of new replicas with "
+                f"{usable / 2**20:.0f} MiB free of {total / 2**20:.0f} MiB, leaving less than "
+                f"{DISK_RESERVE:.0%} free ({cite('OP-07')}). Add disk or brokers first, or "
+                "shorten the retention of the largest topics")
+    warning = (f"broker(s) {', '.join(unknown)} did not say how much disk they have free: the "
+               f"moves onto them are not checked against it ({cite('OP-07')})") if unknown else ""
+    return problems, warning
+
+
+def _health(argv: Mapping[str, Any], ids: Sequence[int]) -> list[str]:
+    return [*argv["health"], "--ids", ",".join(map(str, sorted(ids))), *argv["health_tail"]]
+
+
+def _decommission(ids: list[int], partitions: Sequence[Partition],
+                  racks: Mapping[int, str | None], live: list[int], holding: set[int],
+                  host_of: Mapping[int, str], argv: Mapping[str, Any]) -> BrokerMoves:
+    leaving = [host_of[i] for i in ids]
+    if not ids:
+        return BrokerMoves("decommission", problem=(
+            f"no broker named: set kafka_broker_decommission_hosts to the hosts to remove "
+            f"({cite('OP-05')})"))
+    # A broker already stopped and unregistered holds nothing (a run that ended after its stop):
+    # only one that is gone while it still holds replicas cannot be emptied.
+    lost = sorted(i for i in ids if i not in racks and i in holding)
+    if lost:
+        return BrokerMoves("decommission", leaving=leaving, problem=(
+            f"broker(s) {', '.join(map(str, lost))} hold replicas but are not running, so their "
+            f"replicas cannot move off ({cite('OP-05')}). Start them again and run again, or "
+            "replace the host keeping its broker id"))
+    everyone = {**racks, **{i: None for i in ids if i not in racks}}
+    problems = decommission_problems(ids, everyone, _topics(partitions, racks))
+    if problems:
+        return BrokerMoves("decommission", leaving=leaving, problem="; ".join(problems))
+    moves = moves_off(partitions, ids, live, racks)
+    staying = [b for b in live if b not in ids]
+    return BrokerMoves(
+        "decommission", reassignment=_reassignment(moves), leaving=leaving,
+        summary=(f"{len(moves)} partition(s) move off broker(s) {', '.join(map(str, ids))}; "
+                 f"{len(staying)} broker(s) stay"),
+        health_argv=_health(argv, staying),
+        unregister_argv=[*argv["unregister"], "--ids", ",".join(map(str, ids))]
+        if argv["unregister"] else [])
+
+
+def _scale_out(ids: list[int], partitions: Sequence[Partition],
+               racks: Mapping[int, str | None], live: list[int], holding: set[int],
+               host_of: Mapping[int, str], argv: Mapping[str, Any]) -> BrokerMoves:
+    joining = ids or [b for b in live if b not in holding and b in host_of]
+    stopped = [i for i in joining if i not in racks]
+    if stopped:
+        return BrokerMoves("scale_out", joining=[host_of[i] for i in joining], problem=(
+            f"broker(s) {', '.join(map(str, stopped))} are not running, so no replica can move "
+            f"to them ({cite('OP-06')}). Converge them first (playbooks/kafka.yml)"))
+    moves = moves_onto(partitions, joining, [b for b in live if b not in joining], racks)
+    return BrokerMoves(
+        "scale_out", reassignment=_reassignment(moves),
+        joining=[host_of[i] for i in joining],
+        summary=(f"{len(moves)} partition(s) move a replica onto broker(s) "
+                 f"{', '.join(map(str, joining)) or 'none'}"),
+        health_argv=_health(argv, live))
+
+
+def broker_moves_vars(named: Sequence[str], operation: str, answer: Mapping[str, Any] | None,
+                      argv: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`broker_moves` for the roles (the broker_moves filter); ``named`` may be the
+    comma-separated string ``-e name=a,b`` gives."""
+    return broker_moves(operation, named_hosts(named), answer, argv).as_vars()
+
+
+def named_hosts(named: Sequence[str] | str) -> list[str]:
+    """The hosts an operation names: a list, or a comma-separated string (as ``-e`` gives)."""
+    if isinstance(named, str):
+        return [name.strip() for name in named.split(",") if name.strip()]
+    return [str(name) for name in named]

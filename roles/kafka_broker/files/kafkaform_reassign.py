@@ -1,0 +1,270 @@
+# Managed by kafkaform (roles/kafka_broker/files/kafkaform_reassign.py); local edits are lost.
+"""Replicas moved between brokers under a throttle (OP-06), by Kafka's own tools:
+ReassignPartitionsCommand starts, watches and cancels the moves and sets and clears their
+throttles; LogDirsCommand tells how many bytes are still to copy. ``kafkaform-kafka`` calls it
+(reassign, reassign-wait, reassign-cancel), and ClusterTool unregisters a broker that left
+(unregister); it sits beside ``kafkaform_tools.py``.
+
+The moves in flight are kept on the node that started them (root only): a run interrupted
+mid-move finds them, waits for them (Kafka went on copying) and clears their throttles when they
+are done; a run that gives up cancels them, which also clears the throttles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+#: Kafka's cluster tool: unregisters a broker from a KRaft cluster's metadata.
+CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
+#: The moves in flight, in Kafka's reassignment format, and when the run gives them up.
+MOVES = "/var/lib/kafkaform/kafka-reassignment.json"
+DEADLINE = "/var/lib/kafkaform/kafka-reassignment.deadline"
+#: ReassignPartitionsCommand --verify: one line per partition (exit 0 while any still moves).
+VERIFIED = re.compile(r"Reassignment of partition (?P<partition>\S+) is (?P<state>completed|"
+                      r"still in progress)")
+#: --verify of a partition whose move is over but not where it was sent: it was cancelled.
+ABANDONED = re.compile(r"There is no active reassignment of partition (?P<partition>\S+), but "
+                       r"replica set is (?P<now>\S+) rather than (?P<target>\S+?)\.?$", re.M)
+#: How long the ingress is sampled before a move starts, to warn of a throttle below it.
+INGRESS_SAMPLE_S = 5.0
+MIB = 1024 * 1024
+
+
+class Runs(Protocol):
+    """What of kafkaform_tools.Tools the moves use."""
+
+    bootstrap: str
+    admin_config: str
+
+    def admin(self) -> list[str]: ...
+
+    def run(self, main_class: str, *args: str, check: bool = True) -> Any: ...
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(os.open(f"{path}.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+              encoding="utf-8") as out:
+        out.write(text)
+    os.replace(f"{path}.tmp", path)
+
+
+def _forget() -> None:
+    for path in (MOVES, DEADLINE):
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def sizes(tools: Runs, topics: Sequence[str] = (),
+          brokers: Sequence[int] = ()) -> dict[tuple[int, str], int] | None:
+    """LogDirsCommand --describe: each replica's bytes on disk, by (broker, "topic-partition"),
+    future logs (a move between a broker's directories) included; None when a broker did not
+    answer in time (the sizes only tell what is left: the moves go on)."""
+    result = tools.run(LOG_DIRS, *tools.admin(), "--describe",
+                       *(["--topic-list", ",".join(topics)] if topics else []),
+                       *(["--broker-list", ",".join(map(str, brokers))] if brokers else []),
+                       check=False)
+    if result.returncode != 0:
+        return None
+    out = result.stdout
+    found: dict[tuple[int, str], int] = {}
+    for line in out.splitlines():
+        if not line.startswith("{"):
+            continue
+        for broker in json.loads(line).get("brokers", []):
+            for log_dir in broker.get("logDirs", []):
+                for part in log_dir.get("partitions", []):
+                    key = (int(broker["broker"]), str(part["partition"]))
+                    found[key] = max(found.get(key, 0), int(part["size"]))
+    return found
+
+
+def bytes_left(moves: Mapping[str, Any], moving: Sequence[str],
+               found: Mapping[tuple[int, str], int] | None) -> int | None:
+    """Bytes the new replicas of the partitions still ``moving`` lack: each target replica's gap
+    to the partition's largest copy (its leader's, near enough); None when the sizes are not
+    known."""
+    if found is None:
+        return None
+    left = 0
+    for part in moves.get("partitions", []):
+        name = f"{part['topic']}-{part['partition']}"
+        if name not in moving:
+            continue
+        copies = {b: size for (b, p), size in found.items() if p == name}
+        full = max(copies.values(), default=0)
+        left += sum(max(full - copies.get(int(b), 0), 0) for b in part["replicas"])
+    return left
+
+
+def ingress_per_broker(tools: Runs, sleep: Callable[[float], None] = time.sleep,
+                       clock: Callable[[], float] = time.monotonic) -> dict[int, float]:
+    """Bytes per second each broker's logs grew by over a few seconds: what it takes in from
+    producers and from the leaders it follows."""
+    start, before = clock(), sizes(tools)
+    sleep(INGRESS_SAMPLE_S)
+    after, took = sizes(tools), max(clock() - start, 1e-3)
+    if before is None or after is None:
+        return {}  # not measured: no warning rather than no move
+    grown: dict[int, float] = {}
+    for (broker, part), size in after.items():
+        grown[broker] = grown.get(broker, 0.0) + max(size - before.get((broker, part), size), 0)
+    return {broker: total / took for broker, total in grown.items()}
+
+
+def throttle_warning(throttle: int, ingress: Mapping[int, float]) -> str:
+    """A warning when a broker takes in more than the throttle lets a new replica copy: its moves
+    would then never catch up (OP-06)."""
+    busy = {b: rate for b, rate in ingress.items() if rate > throttle}
+    if not busy:
+        return ""
+    worst = max(busy, key=lambda b: busy[b])
+    return (f"the reassignment throttle, {throttle / MIB:.1f} MiB/s, is below what broker "
+            f"{worst} takes in now ({busy[worst] / MIB:.1f} MiB/s): its new replicas may never "
+            "catch up. Raise kafka_broker_reassignment_throttle_mb_s above the brokers' "
+            "ingress, or move while the load is lower (OP-06)")
+
+
+def start(tools: Runs, moves: Mapping[str, Any], throttle: int, timeout_s: float,
+          clock: Callable[[], float] = time.time,
+          ingress: Callable[[Runs], Mapping[int, float]] = ingress_per_broker) -> dict[str, Any]:
+    """Start the ``moves`` (Kafka's reassignment format) with every broker's replication
+    throttled to ``throttle`` bytes per second; given up (cancelled) after ``timeout_s``.
+    Refuses while moves this helper started are still in flight: wait for them first."""
+    partitions = list(moves.get("partitions", []))
+    if os.path.exists(MOVES):
+        raise SystemExit("kafkaform-kafka: reassign: moves started earlier are still in flight "
+                         f"({MOVES}): run reassign-wait until they are done, or reassign-cancel")
+    if not partitions:
+        return {"started": 0, "warning": ""}
+    warning = throttle_warning(throttle, ingress(tools))
+    _write(DEADLINE, str(clock() + timeout_s))  # first: the moves are never kept without it
+    _write(MOVES, json.dumps({"version": 1, "partitions": partitions}))
+    tools.run(REASSIGN, *tools.admin(), "--reassignment-json-file", MOVES, "--execute",
+              "--throttle", str(throttle), "--replica-alter-log-dirs-throttle", str(throttle))
+    return {"started": len(partitions), "warning": warning}
+
+
+#: Kafka's tools on moves whose topic was deleted since they started.
+GONE_TOPIC = re.compile(r"The topic '(?P<topic>[^']+)' does not exist")
+
+
+def _reassign(tools: Runs, *args: str) -> str:
+    """ReassignPartitionsCommand on the moves in flight; the partitions of a topic deleted since
+    they started are dropped from them (Kafka refuses the whole call for one), then asked
+    again."""
+    while True:
+        with open(MOVES, encoding="utf-8") as file:
+            moves = json.load(file)
+        if not moves["partitions"]:
+            return ""
+        result = tools.run(REASSIGN, *tools.admin(), "--reassignment-json-file", MOVES, *args,
+                           check=False)
+        said = result.stdout + result.stderr
+        gone = GONE_TOPIC.search(said)
+        if result.returncode == 0:
+            return str(result.stdout)
+        if gone is None:
+            sys.stderr.write(said)
+            raise SystemExit(f"kafkaform-kafka: {REASSIGN} {args[0]} exited {result.returncode}")
+        kept = [p for p in moves["partitions"] if p["topic"] != gone["topic"]]
+        if len(kept) == len(moves["partitions"]):
+            raise SystemExit(f"kafkaform-kafka: {said.strip()}")
+        _write(MOVES, json.dumps({**moves, "partitions": kept}))
+
+
+def moving(tools: Runs, preserve_throttles: bool) -> list[str]:
+    """The partitions of the moves in flight that still move (--verify); without
+    ``preserve_throttles`` a --verify that finds every move done clears the throttles."""
+    out = _reassign(tools, "--verify", *(["--preserve-throttles"] if preserve_throttles else []))
+    abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
+                 for m in ABANDONED.finditer(out)]
+    if abandoned:
+        raise SystemExit("kafkaform-kafka: reassign-wait: moves were cancelled outside this run "
+                         f"({'; '.join(abandoned[:5])}): no broker may leave on them. Run again "
+                         "to plan the moves anew (OP-06)")
+    states = {m["partition"]: m["state"] for m in VERIFIED.finditer(out)}
+    if not states and out == "":
+        return []  # every topic moved was deleted since: nothing left to move
+    if not states:
+        raise SystemExit(f"kafkaform-kafka: reassign-wait: --verify named no partition:\n{out}")
+    return sorted(p for p, state in states.items() if state != "completed")
+
+
+def cancel(tools: Runs) -> dict[str, Any]:
+    """Cancel the moves in flight (each partition back to its replicas before) and clear their
+    throttles; nothing in flight: nothing to do."""
+    if not os.path.exists(MOVES):
+        return {"cancelled": 0}
+    with open(MOVES, encoding="utf-8") as moves:
+        count = len(json.load(moves).get("partitions", []))
+    _reassign(tools, "--cancel")
+    _forget()
+    return {"cancelled": count}
+
+
+def wait(tools: Runs, for_s: float, poll_s: float = 5.0,
+         sleep: Callable[[float], None] = time.sleep,
+         clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """Watch the moves in flight for up to ``for_s`` seconds: done (throttles cleared) or what is
+    left, in partitions and bytes, and ``said`` in words. Past the deadline ``start`` set, or
+    found cancelled by someone else, cancel them (throttles cleared) and stop with what to do."""
+    if not os.path.exists(MOVES):
+        return {"done": True, "partitions_left": 0, "bytes_left": 0, "partitions": 0}
+    with open(MOVES, encoding="utf-8") as file:
+        moves = json.load(file)
+    with open(DEADLINE, encoding="utf-8") as file:
+        deadline = float(file.read().strip())
+    total = len(moves.get("partitions", []))
+    until = clock() + for_s
+    while True:
+        try:
+            still = moving(tools, preserve_throttles=True)
+        except SystemExit:
+            cancel(tools)  # what is left of them, and their throttles
+            raise
+        if not still:
+            moving(tools, preserve_throttles=False)  # clears the throttles
+            _forget()
+            return {"done": True, "partitions_left": 0, "bytes_left": 0, "partitions": total}
+        if clock() >= deadline:
+            cancel(tools)
+            raise SystemExit(
+                f"kafkaform-kafka: reassign-wait: {len(still)} of {total} partitions were still "
+                f"moving at the deadline ({', '.join(still[:5])}{' ...' if len(still) > 5 else ''})"
+                ": the moves were cancelled and their throttles cleared, no replica was lost. "
+                "Raise kafka_broker_reassignment_throttle_mb_s or "
+                "kafka_broker_reassignment_timeout_s and run again (OP-06)")
+        if clock() + poll_s > until:
+            topics = sorted({p["topic"] for p in moves.get("partitions", [])})
+            brokers = sorted({int(b) for p in moves.get("partitions", []) for b in p["replicas"]})
+            left = bytes_left(moves, still, sizes(tools, topics, brokers))
+            copy = "bytes left unknown (a broker did not say)" if left is None \
+                else f"{left / MIB:.1f} MiB left to copy"
+            return {"done": False, "partitions_left": len(still), "partitions": total,
+                    "bytes_left": left,
+                    "said": f"{len(still)} of {total} partitions still moving, {copy}"}
+        sleep(poll_s)
+
+
+def unregister(tools: Runs, ids: Sequence[str]) -> dict[str, Any]:
+    """KRaft: remove the registrations of the stopped brokers ``ids`` (decommissioned, OP-05),
+    each once: an id already gone is not an error."""
+    gone = []
+    for broker in ids:
+        result = tools.run(CLUSTER_TOOL, "unregister", "--bootstrap-server", tools.bootstrap,
+                           "--config", tools.admin_config, "--id", broker, check=False)
+        if result.returncode == 0:
+            gone.append(broker)
+        elif "BrokerIdNotRegistered" not in result.stdout + result.stderr:
+            sys.stderr.write(result.stdout + result.stderr)
+            raise SystemExit(f"kafkaform-kafka: unregister: broker {broker} was not removed")
+    return {"unregistered": gone}

@@ -1,0 +1,130 @@
+"""What a decommission or a scale-out moves (kafkaform.plans.broker_moves, OP-05, OP-06), from a
+placement answer as the admin helper gives it: decisions and refusals table-tested with their
+messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkaform.plans.broker_moves import DayTwoArgv, broker_moves, broker_moves_vars
+
+HOSTS = {f"kafka{i}": i for i in range(1, 7)}
+RACKS = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+ARGV = vars(DayTwoArgv(placement=["h", "placement"], start=["h", "reassign"],
+                       wait=["h", "reassign-wait"], cancel=["h", "reassign-cancel"],
+                       elect=["h", "elect"], health=["h", "health"],
+                       health_tail=["--wait", "20"], unregister=["h", "unregister"],
+                       ids_by_host=HOSTS))
+
+
+MIB = 2**20
+
+
+def answer(replicas: list[list[int]], brokers: list[int] | None = None,
+           usable_mib: dict[int, int | None] | None = None) -> dict[str, Any]:
+    """A placement answer: partition i of kf.orders on ``replicas[i]``, all in sync, 100 MiB
+    each; every broker's disks 1 GiB with ``usable_mib`` free (500 MiB unless given; None: the
+    broker did not say)."""
+    live = sorted(RACKS) if brokers is None else brokers
+    free = {b: 500 for b in live} | (usable_mib or {})
+    return {"partitions": [{"topic": "kf.orders", "partition": i, "replicas": r, "isr": r,
+                            "min_insync": 2, "size": 100 * MIB} for i, r in enumerate(replicas)],
+            "brokers": [{"id": b, "rack": RACKS[b],
+                         "total": None if free[b] is None else 1024 * MIB,
+                         "usable": None if free[b] is None else free[b] * MIB} for b in live]}
+
+
+#: Six partitions over 6 brokers in 3 racks, one replica per rack.
+SPREAD = [[1, 3, 5], [2, 4, 6], [3, 5, 1], [4, 6, 2], [5, 1, 3], [6, 2, 4]]
+
+
+def test_a_decommission_moves_each_replica_to_its_racks_other_broker_and_gates_on_the_rest(
+) -> None:
+    moves = broker_moves("decommission", ["kafka6"], answer(SPREAD), ARGV)
+    assert moves.problem == ""
+    assert moves.reassignment == {"version": 1, "partitions": [
+        {"topic": "kf.orders", "partition": 1, "replicas": [2, 4, 5]},
+        {"topic": "kf.orders", "partition": 3, "replicas": [4, 5, 2]},
+        {"topic": "kf.orders", "partition": 5, "replicas": [5, 2, 4]}]}
+    assert moves.leaving == ["kafka6"]
+    assert moves.health_argv == ["h", "health", "--ids", "1,2,3,4,5", "--wait", "20"]
+    assert moves.unregister_argv == ["h", "unregister", "--ids", "6"]
+
+
+def test_a_rerun_after_the_broker_stopped_moves_nothing_and_unregisters_again() -> None:
+    """The broker is gone and holds nothing: nothing to move, the same steps after."""
+    after = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    moves = broker_moves("decommission", ["kafka6"], answer(after, [1, 2, 3, 4, 5]), ARGV)
+    assert (moves.problem, moves.reassignment["partitions"]) == ("", [])
+    assert moves.unregister_argv == ["h", "unregister", "--ids", "6"]
+
+
+@pytest.mark.parametrize(("named", "placement", "says"), [
+    (["kafka9"], answer(SPREAD),
+     "kafka9: not a host of the kafka_broker group, so it cannot be named in "
+     "kafka_broker_decommission_hosts (OP-05). Name brokers by their inventory hostnames"),
+    ([], answer(SPREAD),
+     "no broker named: set kafka_broker_decommission_hosts to the hosts to remove (OP-05)"),
+    # The whole of rack c: a partition's spread over 3 racks would go.
+    (["kafka5", "kafka6"], answer(SPREAD),
+     "kf.orders: its replicas are spread over 3 racks now, and the brokers that stay are in 2 "
+     "(a, b), so a rack's loss could take a partition (OP-05). Keep a broker in every rack, or "
+     "add one to the rack you empty first"),
+    # Broker 6 is down but still holds replicas: they cannot be copied from it.
+    (["kafka6"], answer(SPREAD, [1, 2, 3, 4, 5]),
+     "broker(s) 6 hold replicas but are not running, so their replicas cannot move off (OP-05). "
+     "Start them again and run again, or replace the host keeping its broker id"),
+])
+def test_a_decommission_that_would_cost_data_or_a_rack_is_refused_by_name(
+        named: list[str], placement: dict[str, Any], says: str) -> None:
+    moves = broker_moves("decommission", named, placement, ARGV)
+    assert moves.problem == says
+    assert moves.reassignment == {}
+
+
+def test_a_scale_out_finds_the_empty_broker_and_fills_it_from_the_others_keeping_racks() -> None:
+    """Broker 6 (rack c) is back with nothing, its rack mate 5 holding a replica of every
+    partition: 6 takes the fair share, 3 of 18 replicas, each from 5 in its place, so no
+    partition loses rack c."""
+    before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    moves = broker_moves("scale_out", [], answer(before), ARGV)
+    assert (moves.problem, moves.joining) == ("", ["kafka6"])
+    moved = {p["partition"]: p["replicas"] for p in moves.reassignment["partitions"]}
+    assert len(moved) == 3
+    for number, replicas in moved.items():
+        assert replicas == [6 if b == 5 else b for b in before[number]], number
+    assert moves.health_argv == ["h", "health", "--ids", "1,2,3,4,5,6", "--wait", "20"]
+
+
+def test_a_scale_out_onto_a_broker_that_is_not_running_is_refused() -> None:
+    moves = broker_moves("scale_out", ["kafka6"], answer(SPREAD[:2], [1, 2, 3, 4, 5]), ARGV)
+    assert moves.problem == (
+        "broker(s) 6 are not running, so no replica can move to them (OP-06). Converge them "
+        "first (playbooks/kafka.yml)")
+
+
+def test_the_gate_before_spares_the_brokers_a_decommission_names_and_reads_a_comma_list(
+) -> None:
+    gate = broker_moves_vars("kafka5, kafka6", "decommission", None, ARGV)
+    assert gate["leaving"] == ["kafka5", "kafka6"]
+    assert gate["health_argv"] == ["h", "health", "--ids", "1,2,3,4", "--wait", "20"]
+    assert broker_moves_vars([], "scale_out", None, ARGV)["health_argv"][3] == "1,2,3,4,5,6"
+
+
+@pytest.mark.parametrize(("free", "problem", "warning"), [
+    # Broker 5 takes 3 partitions of 100 MiB: 400 MiB free leaves 100, under a tenth of 1 GiB.
+    ({5: 400}, "broker 5 would take 300 MiB of new replicas with 400 MiB free of 1024 MiB, "
+               "leaving less than 10% free (OP-07). Add disk or brokers first, or shorten the "
+               "retention of the largest topics", ""),
+    ({5: 410}, "", ""),
+    # A broker that does not say what it has free is not refused, but named.
+    ({5: None}, "", "broker(s) 5 did not say how much disk they have free: the moves onto them "
+                    "are not checked against it (OP-07)"),
+])
+def test_moves_that_would_fill_a_receiving_brokers_disks_are_refused(
+        free: dict[int, int | None], problem: str, warning: str) -> None:
+    moves = broker_moves("decommission", ["kafka6"], answer(SPREAD, usable_mib=free), ARGV)
+    assert (moves.problem, moves.warning) == (problem, warning)
+    assert bool(moves.reassignment) == (not problem)

@@ -1,0 +1,98 @@
+"""pyinfra's decommission and scale-out (kafkaform.deploys.day_two), without hosts: what runs on
+which broker, in which order, and where it stops (OP-05, OP-06). The decisions are
+plans.broker_moves' (tests/unit/test_broker_moves.py); these are the engine's steps."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from pyinfra.api.exceptions import DeployError
+
+from kafkaform.deploys import base, day_two
+from kafkaform.deploys.base import Ran
+from kafkaform.plans.broker_moves import DayTwoArgv
+
+HOSTS = {f"k{i}": i for i in range(1, 7)}
+RACKS = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+ARGV = vars(DayTwoArgv(placement=["placement"], start=["reassign"], wait=["reassign-wait"],
+                       cancel=["reassign-cancel"], elect=["elect"], health=["health"],
+                       health_tail=[], unregister=["unregister"], ids_by_host=HOSTS))
+SPREAD = [[1, 3, 5], [2, 4, 6], [3, 5, 1], [4, 6, 2], [5, 1, 3], [6, 2, 4]]
+
+
+def placement(replicas: list[list[int]]) -> str:
+    return json.dumps({"partitions": [{"topic": "t", "partition": i, "replicas": r, "isr": r,
+                                       "min_insync": 2} for i, r in enumerate(replicas)],
+                       "brokers": [{"id": b, "rack": r} for b, r in RACKS.items()]})
+
+
+def run(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],
+        waits: list[dict[str, Any]], placements: list[str],
+        ran: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """carry_out on k1 with the helper's answers scripted; (host, command) in the order run,
+    also into ``ran`` when given (to read after a failure)."""
+    ran = [] if ran is None else ran
+    waits, placements = list(waits), list(placements)
+
+    def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
+        ran.append((name, " ".join(argv)))
+        if argv == ["reassign-wait"]:
+            answer = waits.pop(0)
+            return Ran("error" not in answer, json.dumps(answer), answer.get("error", ""))
+        if argv == ["placement"]:
+            return Ran(True, placements.pop(0) if len(placements) > 1 else placements[0], "")
+        if argv == ["reassign"]:
+            assert stdin is not None and json.loads(stdin)["partitions"]
+            return Ran(True, json.dumps({"started": 3, "warning": ""}), "")
+        return Ran(True, "{}", "")
+
+    monkeypatch.setattr(base, "run_on", run_on)
+    monkeypatch.setattr(day_two, "host", SimpleNamespace(name="k1"))
+    day_two.carry_out(operation, named, ARGV, timeout_s=0, delay_s=0)
+    return ran
+
+
+DONE = {"done": True}
+MOVING = {"done": False, "said": "2 of 3 partitions still moving, 10.0 MiB left to copy"}
+
+
+def test_a_decommission_moves_then_stops_and_unregisters_only_once_the_broker_holds_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    ran = run(monkeypatch, "decommission", ["k6"], [DONE, MOVING, DONE],
+              [placement(SPREAD), placement(emptied)])
+    assert ran == [("k1", "health --ids 1,2,3,4,5"), ("k1", "reassign-wait"),
+                   ("k1", "placement"), ("k1", "reassign"), ("k1", "reassign-wait"),
+                   ("k1", "reassign-wait"), ("k1", "elect"), ("k1", "placement"),
+                   ("k6", "systemctl disable --now kafka.service"), ("k1", "unregister --ids 6"),
+                   ("k1", "health --ids 1,2,3,4,5")]
+
+
+def test_moves_that_fail_are_cancelled_and_no_broker_stops(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[str, str]] = []
+    with pytest.raises(DeployError, match=r"watching the moves in flight failed: .*deadline"):
+        run(monkeypatch, "decommission", ["k6"],
+            [DONE, {"done": False, "error": "2 of 3 partitions were still moving at the deadline"}],
+            [placement(SPREAD)], ran)
+    assert ran[-1] == ("k1", "reassign-cancel")
+    assert not any(c.startswith(("systemctl", "unregister")) for _, c in ran)
+
+
+def test_a_decommission_of_a_whole_rack_is_refused_before_anything_moves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(DeployError, match=r"No replica moved: t: its replicas are spread over 3 "
+                                          r"racks now.*\(OP-05\)"):
+        run(monkeypatch, "decommission", ["k5", "k6"], [DONE], [placement(SPREAD)])
+
+
+def test_a_scale_out_moves_onto_the_empty_broker_and_stops_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    ran = run(monkeypatch, "scale_out", [], [DONE, DONE], [placement(before)])
+    assert [c for _, c in ran] == ["health --ids 1,2,3,4,5,6", "reassign-wait", "placement",
+                                   "reassign", "reassign-wait", "elect",
+                                   "health --ids 1,2,3,4,5,6"]

@@ -1,0 +1,199 @@
+"""The admin helper's replica moves (roles/kafka_broker/files/kafkaform_reassign.py, OP-06), on a
+scripted stand-in for Kafka's tools: the throttle set at the start and cleared at the end, the
+progress in partitions and bytes, the warning of a throttle below the ingress, and the moves
+cancelled (throttles cleared) past their deadline. Kafka's own answers were checked on a 4.4.0
+cluster (benchmarks/day_two.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+FILES = Path(__file__).resolve().parents[2] / "roles/kafka_broker/files"
+MIB = 1024 * 1024
+MOVES = {"version": 1, "partitions": [
+    {"topic": "kf.orders", "partition": 0, "replicas": [1, 2, 5]},
+    {"topic": "kf.orders", "partition": 1, "replicas": [2, 4, 5]}]}
+
+
+@pytest.fixture
+def reassign(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
+    monkeypatch.syspath_prepend(str(FILES))
+    sys.modules.pop("kafkaform_reassign", None)
+    import kafkaform_reassign  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setattr(kafkaform_reassign, "MOVES", str(tmp_path / "moves.json"))
+    monkeypatch.setattr(kafkaform_reassign, "DEADLINE", str(tmp_path / "moves.deadline"))
+    return kafkaform_reassign
+
+
+class Out:
+    def __init__(self, stdout: str, returncode: int = 0, stderr: str = "") -> None:
+        self.stdout = stdout
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def log_dirs(sizes: dict[tuple[int, str], int]) -> str:
+    brokers: dict[int, list[dict[str, Any]]] = {}
+    for (broker, part), size in sizes.items():
+        brokers.setdefault(broker, []).append({"partition": part, "size": size,
+                                               "offsetLag": 0, "isFuture": False})
+    return ("Querying brokers for log directories information\n" + json.dumps(
+        {"version": 1, "brokers": [{"broker": b, "logDirs": [
+            {"logDir": "/data", "error": None, "partitions": parts}]}
+            for b, parts in brokers.items()]}))
+
+
+class Kafka:
+    """Kafka's tools as the helper runs them: each call recorded, answered from a script."""
+
+    def __init__(self, verify: list[list[str]],
+                 sizes: dict[tuple[int, str], int] | None) -> None:
+        self.calls: list[list[str]] = []
+        self.verify = verify  # the partitions still moving at each --verify
+        self.sizes = sizes
+        self.deleted: set[str] = set()  # topics deleted since the moves started
+
+    def admin(self) -> list[str]:
+        return ["--bootstrap-server", "k1:9092"]
+
+    def run(self, main_class: str, *args: str, check: bool = True) -> Out:
+        self.calls.append([main_class.rsplit(".", 1)[-1], *args[2:]])
+        if "--reassignment-json-file" in args:
+            moved = {p["topic"] for p in json.loads(Path(args[3]).read_text())["partitions"]}
+            for topic in sorted(moved & self.deleted):
+                return Out("", 1, f"Error: The topic '{topic}' does not exist.")
+        if "--verify" in args:
+            if self.verify == [["cancelled"]]:
+                return Out("Reassignment of partition kf.orders-0 is completed.\nThere is no "
+                           "active reassignment of partition kf.orders-1, but replica set is "
+                           "2,4,6 rather than 2,4,5.\n")
+            still = self.verify.pop(0) if len(self.verify) > 1 else self.verify[0]
+            return Out("Status of partition reassignment:\n" + "\n".join(
+                f"Reassignment of partition kf.orders-{n} is "
+                f"{'still in progress' if f'kf.orders-{n}' in still else 'completed'}."
+                for n in (0, 1)))
+        if main_class.endswith("LogDirsCommand"):
+            # None: a broker did not answer in time (seen under a reassignment's load).
+            return Out("", 1) if self.sizes is None else Out(log_dirs(self.sizes))
+        return Out("")
+
+
+def test_moves_start_throttled_then_report_what_is_left_then_clear_the_throttles(
+        reassign: ModuleType) -> None:
+    kafka = Kafka(verify=[["kf.orders-1"], ["kf.orders-1"], []],
+                  sizes={(2, "kf.orders-1"): 100 * MIB, (4, "kf.orders-1"): 100 * MIB,
+                         (5, "kf.orders-1"): 40 * MIB, (6, "kf.orders-1"): 100 * MIB})
+    started = reassign.start(kafka, MOVES, 10 * MIB, 600, clock=lambda: 1000.0,
+                             ingress=lambda tools: {1: 1.0 * MIB})
+    assert started == {"started": 2, "warning": ""}
+    assert kafka.calls[-1] == ["ReassignPartitionsCommand", "--reassignment-json-file",
+                               reassign.MOVES, "--execute", "--throttle", str(10 * MIB),
+                               "--replica-alter-log-dirs-throttle", str(10 * MIB)]
+    assert json.loads(Path(reassign.MOVES).read_text()) == MOVES
+    # A watch of 0 s: one look, partition 1 still copies 60 MiB to broker 5.
+    left = reassign.wait(kafka, 0, clock=lambda: 1001.0)
+    assert left == {"done": False, "partitions_left": 1, "partitions": 2,
+                    "bytes_left": 60 * MIB,
+                    "said": "1 of 2 partitions still moving, 60.0 MiB left to copy"}
+    # The sizes asked of the moves' brokers only.
+    assert kafka.calls[-1][-2:] == ["--broker-list", "1,2,4,5"]
+    assert all("--preserve-throttles" in c for c in kafka.calls if "--verify" in c)
+    # Done: a --verify without --preserve-throttles clears them, and the moves are forgotten.
+    kafka.calls.clear()
+    done = reassign.wait(kafka, 30, sleep=lambda s: None, clock=lambda: 1002.0)
+    assert done == {"done": True, "partitions_left": 0, "bytes_left": 0, "partitions": 2}
+    assert kafka.calls[-1][-1] == "--verify"
+    assert not Path(reassign.MOVES).exists() and not Path(reassign.DEADLINE).exists()
+    assert reassign.wait(kafka, 30)["done"] is True  # nothing in flight: done at once
+
+
+def test_sizes_a_broker_does_not_give_leave_the_bytes_unknown_and_the_moves_going(
+        reassign: ModuleType) -> None:
+    kafka = Kafka(verify=[["kf.orders-0"]], sizes=None)
+    assert reassign.ingress_per_broker(kafka, sleep=lambda s: None) == {}
+    started = reassign.start(kafka, MOVES, MIB, 600, clock=lambda: 1000.0,
+                             ingress=lambda t: reassign.ingress_per_broker(t, sleep=lambda s: None))
+    assert started == {"started": 2, "warning": ""}
+    assert reassign.wait(kafka, 0, clock=lambda: 1001.0)["said"] == (
+        "1 of 2 partitions still moving, bytes left unknown (a broker did not say)")
+    assert Path(reassign.MOVES).exists()
+
+
+def test_moves_cancelled_outside_the_run_are_never_taken_for_done(reassign: ModuleType) -> None:
+    """Kafka's --verify says "no active reassignment" of a partition left where it was: the run
+    stops (no broker may leave on it) and clears the throttles."""
+    kafka = Kafka(verify=[["cancelled"]], sizes={})
+    reassign.start(kafka, MOVES, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    with pytest.raises(SystemExit, match=r"cancelled outside this run \(kf\.orders-1 on 2,4,6, "
+                                         r"not 2,4,5\)"):
+        reassign.wait(kafka, 30, sleep=lambda s: None, clock=lambda: 1001.0)
+    assert kafka.calls[-1][-1] == "--cancel"
+    assert not Path(reassign.MOVES).exists()
+
+
+def test_moves_of_a_topic_deleted_since_are_dropped_not_stuck(reassign: ModuleType) -> None:
+    """Kafka refuses a --verify or --cancel naming a deleted topic: its partitions are dropped
+    from the moves in flight, the rest verified or cancelled."""
+    moves = {"version": 1, "partitions": [*MOVES["partitions"],
+                                          {"topic": "gone", "partition": 0, "replicas": [1]}]}
+    kafka = Kafka(verify=[[]], sizes={})
+    reassign.start(kafka, moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    kafka.deleted.add("gone")
+    assert reassign.wait(kafka, 0, clock=lambda: 1001.0)["done"] is True
+    reassign.start(kafka, moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    assert reassign.cancel(kafka) == {"cancelled": 3}
+    assert kafka.calls[-1][-1] == "--cancel" and not Path(reassign.MOVES).exists()
+    kafka.deleted.add("kf.orders")
+    reassign.start(kafka, moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    calls = len(kafka.calls)
+    assert reassign.wait(kafka, 0, clock=lambda: 1001.0)["done"] is True  # nothing left to ask
+    assert len(kafka.calls) == calls + 2  # refused twice, then nothing to run
+
+
+def test_moves_past_their_deadline_are_cancelled_and_the_run_says_what_to_do(
+        reassign: ModuleType) -> None:
+    kafka = Kafka(verify=[["kf.orders-0", "kf.orders-1"]], sizes={})
+    reassign.start(kafka, MOVES, MIB, 60, clock=lambda: 1000.0, ingress=lambda tools: {})
+    with pytest.raises(SystemExit, match=r"2 of 2 partitions were still moving at the deadline "
+                                         r"\(kf\.orders-0, kf\.orders-1\): the moves were "
+                                         r"cancelled and their throttles cleared"):
+        reassign.wait(kafka, 30, sleep=lambda s: None, clock=lambda: 1061.0)
+    assert kafka.calls[-1][-1] == "--cancel"
+    assert not Path(reassign.MOVES).exists()
+
+
+def test_no_second_move_starts_while_one_is_in_flight_and_none_starts_for_nothing(
+        reassign: ModuleType) -> None:
+    kafka = Kafka(verify=[[]], sizes={})
+    assert reassign.start(kafka, {"version": 1, "partitions": []}, MIB, 60) == \
+        {"started": 0, "warning": ""}
+    assert kafka.calls == []
+    reassign.start(kafka, MOVES, MIB, 60, ingress=lambda tools: {})
+    with pytest.raises(SystemExit, match="still in flight"):
+        reassign.start(kafka, MOVES, MIB, 60, ingress=lambda tools: {})
+    assert reassign.cancel(kafka) == {"cancelled": 2}
+    assert reassign.cancel(kafka) == {"cancelled": 0}
+
+
+def test_a_throttle_below_a_brokers_ingress_is_warned_of_by_name(reassign: ModuleType) -> None:
+    sizes = {(3, "kf.orders-0"): 0}
+
+    def grow(seconds: float) -> None:
+        sizes[(3, "kf.orders-0")] = 30 * MIB  # 30 MiB in the sample of 5 s: 6 MiB/s
+
+    kafka = Kafka(verify=[[]], sizes=sizes)
+    clock = iter([0.0, 5.0])
+    ingress = reassign.ingress_per_broker(kafka, sleep=grow, clock=lambda: next(clock))
+    assert ingress == {3: 6 * MIB}
+    assert reassign.throttle_warning(5 * MIB, ingress) == (
+        "the reassignment throttle, 5.0 MiB/s, is below what broker 3 takes in now (6.0 MiB/s): "
+        "its new replicas may never catch up. Raise kafka_broker_reassignment_throttle_mb_s "
+        "above the brokers' ingress, or move while the load is lower (OP-06)")
+    assert reassign.throttle_warning(8 * MIB, ingress) == ""
