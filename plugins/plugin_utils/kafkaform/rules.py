@@ -27,6 +27,7 @@ from .defaults import SAFE_LOADER
 _PKG = "plugins/plugin_utils/kafkaform"
 PREFLIGHT = f"{_PKG}/checks/"
 TOPIC_PLAN = f"{_PKG}/topics.py"
+CAPACITY_PLAN = f"{_PKG}/sizing.py"
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def checker(path: str) -> str:
         return "preflight"
     if path == TOPIC_PLAN:
         return "kafka_broker role"
+    if path == CAPACITY_PLAN:
+        return "kafkaform plan"
     if path.startswith("roles/"):
         return f"{path.split('/')[1]} role"
     if "/plans/" in path:
