@@ -179,7 +179,7 @@ def input_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
                 if values.get(name) is not None and (problem := spec.bound.problem(values[name]))]
     if values.get("mode", MODES[-1]) not in MODES:
         problems.append(("mode", f"must be {' or '.join(MODES)}"))
-    if not {"ram_gb", "heap_gb"} & {name for name, _ in problems}:
+    if not {"ram_gb", "heap_gb"} & {name for name, _problem in problems}:
         problems += _memory_problems(values)
     return problems
 
