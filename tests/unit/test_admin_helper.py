@@ -912,3 +912,10 @@ def test_cluster_defaults_sets_only_the_named_defaults_that_differ(
     assert helper.cluster_defaults(tools, {"min.insync.replicas": "1"}) == 0
     assert json.loads(capsys.readouterr().out) == {"changed": [], "was": {}}
     assert len(ran) == 1  # described, nothing set
+    # No cluster-wide value at all (a cluster migrated from ZooKeeper, without eligible leader
+    # replicas): each broker's own min.insync.replicas applies, and nothing is set.
+    described = "Default configs for brokers in the cluster are:\n"
+    ran.clear()
+    assert helper.cluster_defaults(tools, {"min.insync.replicas": "2"}) == 0
+    assert json.loads(capsys.readouterr().out) == {"changed": [], "was": {}}
+    assert len(ran) == 1

@@ -268,12 +268,15 @@ def cluster_defaults(tools: Any, wanted: dict[str, str]) -> int:
     with eligible leader replicas (a cluster formatted by Kafka 4.x) the active controller writes
     its own min.insync.replicas there, which outranks every broker's server.properties; a cluster
     formatted before its controllers named the value holds Kafka's default of 1. Only the keys
-    named are read and set (--add-config changes those alone)."""
+    named are read and set (--add-config changes those alone), and only where a cluster-wide
+    value is set at all: without one (no eligible leader replicas, a cluster migrated from
+    ZooKeeper) every broker's own server.properties applies, which kafkaform writes."""
     command = config_command(tools.args.libs)
     entity = ["--entity-type", "brokers", "--entity-default"]
     found = dict(CONFIG_LINE.findall(tools.run(command, *tools.admin(), *entity,
                                                "--describe").stdout))
-    changes = {key: value for key, value in wanted.items() if found.get(key) != value}
+    changes = {key: value for key, value in wanted.items()
+               if key in found and found[key] != value}
     if changes:
         tools.change(command, *tools.admin(), *entity, "--alter", "--add-config",
                      ",".join(f"{k}={v}" for k, v in sorted(changes.items())))
