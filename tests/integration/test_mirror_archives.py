@@ -300,7 +300,11 @@ def test_spark_master_starts_and_serves_its_json_status(tmp_path: Path) -> None:
 
 
 def wait_for_json(url: str, timeout: float) -> dict[str, object]:
-    """Poll a JSON status page until it says ALIVE (a master starts as STANDBY) or time is up."""
+    """Poll a JSON status page until it says ALIVE (a master starts as STANDBY) or time is up.
+
+    While the master starts, its web UI can answer before the JSON handler is mounted, with a
+    body that is not JSON; that is a page not ready yet, like a refused connection.
+    """
     deadline = time.monotonic() + timeout
     data: dict[str, object] = {}
     while time.monotonic() < deadline:
@@ -309,7 +313,7 @@ def wait_for_json(url: str, timeout: float) -> dict[str, object]:
                 data = json.load(response)
             if data.get("status") == "ALIVE":
                 break
-        except OSError:
+        except (OSError, ValueError):
             pass
         time.sleep(0.3)
     return data
