@@ -105,14 +105,19 @@ class Sources:
         return {"ANSIBLE_VAULT_IDENTITY_LIST": ",".join([*C.DEFAULT_VAULT_IDENTITY_LIST, *given])}
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``-i`` and the vault options, as ``ansible-playbook`` takes them."""
+#: What -i means to a command that needs an inventory.
+INVENTORY_HELP = ("inventory file, directory, plugin configuration or host list; repeat for "
+                  "several (default: Ansible's configured inventory, ANSIBLE_INVENTORY or "
+                  "ansible.cfg)")
+
+
+def add_arguments(parser: argparse.ArgumentParser, inventory_help: str = INVENTORY_HELP) -> None:
+    """``-i`` and the vault options, as ``ansible-playbook`` takes them; ``inventory_help`` says
+    what the inventory is for where a command can go without one."""
     from ansible.cli.arguments import option_helpers
 
-    parser.add_argument(
-        "-i", "--inventory", action="append", metavar="SOURCE",
-        help="inventory file, directory, plugin configuration or host list; repeat for several "
-        "(default: Ansible's configured inventory, ANSIBLE_INVENTORY or ansible.cfg)")
+    parser.add_argument("-i", "--inventory", action="append", metavar="SOURCE",
+                        help=inventory_help)
     option_helpers.add_vault_options(parser)
 
 

@@ -64,7 +64,9 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("--topic", metavar="NAME",
                         help="with -i: the declared topic that carries the workload, whose "
                         "partitions are compared with the plan's")
-    _add_inventory_arguments(parser)
+    inventory.add_arguments(parser, "an inventory to compare with the plan (its kafka_broker "
+                            "hosts, their racks, kafka_topics); repeat for several. Without it, "
+                            "the plan alone")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the inventory falls short of the plan")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -76,17 +78,6 @@ def _default(name: str) -> str:
         return "none, it must be given"
     value = sizing.default(name)
     return "the mode's" if value is None else fmt(value)
-
-
-def _add_inventory_arguments(parser: argparse.ArgumentParser) -> None:
-    """-i and Ansible's vault options, as `kafkaform check` takes them; no -i, no comparison."""
-    from ansible.cli.arguments import option_helpers
-
-    parser.add_argument(
-        "-i", "--inventory", action="append", metavar="SOURCE",
-        help="an inventory to compare with the plan (its kafka_broker hosts, their racks, "
-        "kafka_topics); repeat for several. Without it, the plan alone")
-    option_helpers.add_vault_options(parser)
 
 
 @dataclass(frozen=True)
