@@ -96,3 +96,20 @@ def test_a_scale_out_moves_onto_the_empty_broker_and_stops_nothing(
     assert [c for _, c in ran] == ["health --ids 1,2,3,4,5,6", "reassign-wait", "placement",
                                    "reassign", "reassign-wait", "elect",
                                    "health --ids 1,2,3,4,5,6"]
+
+
+def test_an_unhealthy_cluster_stops_the_run_before_anything_moves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[str, str]] = []
+
+    def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
+        ran.append((name, " ".join(argv)))
+        return Ran(False, "", "broker 3 is not registered")
+
+    monkeypatch.setattr(base, "run_on", run_on)
+    monkeypatch.setattr(day_two, "host", SimpleNamespace(name="k1"))
+    with pytest.raises(DeployError, match=r"^k1: the cluster was not healthy before anything "
+                       r"moved after 0 s: broker 3 is not registered \(OP-06\)$"):
+        day_two.carry_out("decommission", ["k6"], ARGV, timeout_s=0, delay_s=0)
+    # The gate asks about the brokers that stay: the one leaving may already be down.
+    assert [command for _host, command in ran] == ["health --ids 1,2,3,4,5"]

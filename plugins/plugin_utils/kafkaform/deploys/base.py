@@ -322,6 +322,15 @@ def until_ok(name: str, argv: Sequence[str], timeout_s: float, delay_s: float) -
         time.sleep(delay_s)
 
 
+def wait_until_ok(node: str, argv: Sequence[str], timeout_s: float, delay_s: float,
+                  failure: str, rules: str) -> None:
+    """``until_ok``, and a stop of the deploy saying ``failure`` (what was still not so when
+    ``timeout_s`` had passed), what ``argv`` said last and the ``rules`` that require it."""
+    ran = until_ok(node, argv, timeout_s, delay_s)
+    if not ran.ok:
+        raise DeployError(f"{node}: {failure} after {timeout_s:g} s: {ran.said} ({rules})")
+
+
 def _stale_members(roll: Roll) -> list[str]:
     pending = []
     for member in roll.members:

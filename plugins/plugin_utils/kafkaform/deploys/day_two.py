@@ -26,9 +26,9 @@ from pyinfra.operations import python
 from ..model import KAFKA_BROKER
 from ..plans.broker_moves import BrokerMoves, broker_moves, named_hosts
 from . import base
-from .base import install_planned, play_hosts
+from .base import play_hosts
 from .facts import AdminAnswer
-from .kafka_broker import kafka_broker, kafka_controller, plan
+from .kafka_broker import install_admin_helper, kafka_broker, kafka_controller, plan
 from .site import barrier
 
 #: The --data key that names an operation's brokers.
@@ -41,13 +41,6 @@ def _ran(name: str, argv: list[str], what: str, stdin: str | None = None) -> str
     if not ran.ok:
         raise DeployError(f"{name}: {what} failed: {ran.said}")
     return ran.stdout
-
-
-def _healthy(name: str, argv: list[str], timeout_s: float, delay_s: float, when: str) -> None:
-    ran = base.until_ok(name, argv, timeout_s, delay_s)
-    if not ran.ok:
-        raise DeployError(f"{name}: the cluster was not healthy {when} within {timeout_s:g} s: "
-                          f"{ran.said} (OP-06)")
 
 
 def _wait_moves(name: str, argv: list[str]) -> None:
@@ -74,7 +67,8 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
     decommission, tasks/decommission.yml's stop and unregistration."""
     me = host.name
     gate = broker_moves(operation, named, None, argv)
-    _healthy(me, gate.health_argv, timeout_s, delay_s, "before anything moved")
+    base.wait_until_ok(me, gate.health_argv, timeout_s, delay_s,
+                       "the cluster was not healthy before anything moved", "OP-06")
     _wait_moves(me, argv["wait"])  # what an interrupted run left in flight
     moves = _decided(operation, named, me, argv)
     logger.info(f"{me}: {moves.summary}")
@@ -100,7 +94,8 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
             _ran(leaving, ["systemctl", "disable", "--now", "kafka.service"], "stopping Kafka")
         if moves.unregister_argv:
             _ran(me, moves.unregister_argv, "unregistering the brokers that left")
-    _healthy(me, moves.health_argv, timeout_s, delay_s, "after the moves")
+    base.wait_until_ok(me, moves.health_argv, timeout_s, delay_s,
+                       "the cluster was not healthy after the moves", "OP-06")
 
 
 def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> bool:
@@ -125,8 +120,7 @@ def _operation(operation: str) -> None:
     if KAFKA_BROKER not in host.groups:
         return
     p = plan()
-    # The admin helper as this collection ships it, on every broker, as the playbook installs it.
-    install_planned([f.as_task_item() for f in p.install.admin_files], {})
+    install_admin_helper(p.install)
     named = named_hosts(host.data.get(NAMED[operation]) or [])
     argv = asdict(p.day_two)
     gate = broker_moves(operation, named, None, argv)

@@ -53,7 +53,7 @@ from .base import (
     role_settings,
     roll_restarts,
     run_on,
-    until_ok,
+    wait_until_ok,
     will_change,
 )
 from .facts import AdminAnswer, CommandOutput, ServiceStale
@@ -122,8 +122,7 @@ def _install(p: KafkaBrokerPlan) -> Any:
     if planned.create_account:
         create_account(planned.account, "without a login shell")
     client = planned.admin_client
-    make_directories(planned.admin_directories)
-    helper = install_planned([f.as_task_item() for f in planned.admin_files], {})
+    helper = install_admin_helper(planned)
     if planned.fetch_admin_client:
         artifact.download(client["url"], f"{client['url']}.sha512", client["dest"], 60)
     if p.older_release_argv:  # KR-10
@@ -132,6 +131,13 @@ def _install(p: KafkaBrokerPlan) -> Any:
             raise DeployError(f"{host.name}: {ran.said} [KR-10]")
     artifact.install(planned.release, planned.install_release)
     return helper[ADMIN_SCRIPT]
+
+
+def install_admin_helper(planned: Any) -> dict[str, Any]:
+    """The admin helper as this collection ships it (roles/kafka_broker/tasks/admin_helper.yml);
+    returns the operations of its files by path."""
+    make_directories(planned.admin_directories)
+    return install_planned([f.as_task_item() for f in planned.admin_files], {})
 
 
 def _configure(p: KafkaBrokerPlan) -> tuple[list[Any], Any]:
@@ -307,8 +313,10 @@ def _kafka_node(group: str) -> None:
     _roll(p, members, might_restart)
     if will_change(started) or might_restart:
         python.call(name="Wait until every node is registered and healthy",
-                    function=_wait_healthy, argv=p.verify_argv, timeout_s=p.roll.timeout_s,
-                    poll_s=p.roll.delay_s, _run_once=True)
+                    function=wait_until_ok, node=host.name, argv=p.verify_argv,
+                    timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s,
+                    failure="the brokers are not all registered and in sync",
+                    rules="MO-02, MO-03, MO-04", _run_once=True)
     # A broker that starts or restarts in this run reads its new certificate then. SE-02
     if tls_changes and not (tls_restarts or will_change(started) or might_restart):
         server.shell(name="Load the new certificate and trust bundle into the running broker",
@@ -393,13 +401,6 @@ def kafka_broker() -> None:
     """The kafka_broker role on the hosts of the kafka_broker group (playbooks/kafka_broker.yml)."""
     if KAFKA_BROKER in host.groups:
         _kafka_node(KAFKA_BROKER)
-
-
-def _wait_healthy(argv: list[str], timeout_s: float, poll_s: float) -> None:
-    ran = until_ok(host.name, argv, timeout_s, poll_s)
-    if not ran.ok:
-        raise DeployError(f"{host.name}: the brokers are not all registered and in sync after "
-                          f"{timeout_s:g} s: {ran.said} (MO-02, MO-03, MO-04)")
 
 
 def _secure_znodes(p: KafkaBrokerPlan, first: bool) -> None:
