@@ -17,7 +17,8 @@ model from the whole inventory and visit its members, all of them or, with ``--k
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -210,16 +211,60 @@ def nodes(request: pytest.FixtureRequest, inventory: Inventory) -> Nodes:
     return Nodes(inventory, specs, visited(request.config))
 
 
+@dataclass(frozen=True)
+class Stat:
+    """What ``stat`` tells of a path, symbolic links followed (as ``test -f`` does)."""
+
+    kind: str  # GNU stat's %F: "regular file", "regular empty file", "directory"...
+    user: str
+    group: str
+    mode: int
+
+    @property
+    def is_file(self) -> bool:
+        return self.kind.startswith("regular")
+
+    @property
+    def is_directory(self) -> bool:
+        return self.kind == "directory"
+
+    def owned(self) -> str:
+        return f"{self.user}:{self.group} {self.mode:o}"
+
+
+def stat_paths(host: testinfra.host.Host, paths: Sequence[str]) -> dict[str, Stat]:
+    """Each of ``paths`` that exists on ``host``, by path, read by one ``stat``: testinfra's
+    File asks again for every property, a round trip to the host each."""
+    if not paths:
+        return {}
+    out = host.run(shlex.join(["stat", "-L", "--format=%F|%U|%G|%a|%n", "--", *paths])).stdout
+    found = {}
+    for line in out.splitlines():
+        kind, user, group, mode, path = line.split("|", 4)
+        found[path] = Stat(kind, user, group, int(mode, 8))
+    return found
+
+
+def unreadable_by(host: testinfra.host.Host, user: str, paths: Sequence[str]) -> list[str]:
+    """The ``paths`` that ``user`` cannot read on ``host``, asked in one call."""
+    script = 'for path; do test -r "$path" || printf "%s\\n" "$path"; done'
+    ran = host.run(shlex.join(["runuser", "-u", user, "--", "sh", "-c", script, "sh", *paths]))
+    assert ran.rc == 0, f"runuser -u {user} failed: {ran.stderr}"
+    return [line for line in ran.stdout.splitlines() if line]
+
+
 def assert_planned_files(name: str, host: testinfra.host.Host,
                          planned: Iterable[PlannedFile]) -> None:
     """Each file a role's plan writes is on the host with its planned owner, group and mode."""
+    planned = list(planned)
+    found = stat_paths(host, [file.dest for file in planned])
     for file in planned:
-        found = host.file(file.dest)
-        assert found.is_file, f"{name}: {file.dest} is missing"
-        assert (found.user, found.group, found.mode) == (
+        item = found.get(file.dest)
+        assert item is not None and item.is_file, f"{name}: {file.dest} is missing"
+        assert (item.user, item.group, item.mode) == (
             file.owner, file.group, int(file.mode, 8)), (
-            f"{name}: {file.dest} is {found.user}:{found.group} {found.mode:o}, "
-            f"planned {file.owner}:{file.group} {file.mode}")
+            f"{name}: {file.dest} is {item.owned()}, planned {file.owner}:{file.group} "
+            f"{file.mode}")
 
 
 def assert_live_jvm(name: str, host: testinfra.host.Host, pid: str,

@@ -48,6 +48,8 @@ from kafkaform.verify.conftest import (
     Nodes,
     assert_live_jvm,
     assert_planned_files,
+    stat_paths,
+    unreadable_by,
 )
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
@@ -282,22 +284,24 @@ def test_live_jvm_has_the_configured_heap_gc_and_limits(brokers: list[Broker]) -
 def test_kafka_owns_its_files_and_configs_are_not_world_readable(brokers: list[Broker]) -> None:
     for broker in brokers:
         exp = broker.expected
-        for path in [*exp["log_dirs"], exp["log_dir"]]:
-            item = broker.host.file(path)
-            assert item.is_directory and item.user == exp["user"], (
-                f"{broker.name}: {path} is {item.user}")
+        directories = [*exp["log_dirs"], exp["log_dir"]]
+        configs = [exp["java"]["config"], exp["log_config"]["dest"],
+                   *([] if kraft(broker) else [exp["jaas_file"]]),
+                   exp["admin_client_config"], exp["tls"]["keystore"],
+                   exp["tls"]["secrets"], exp["tls"]["trust"]]
+        found = stat_paths(broker.host, [*directories, *configs])
+        for path in directories:
+            item = found.get(path)
+            assert item is not None and item.is_directory and item.user == exp["user"], (
+                f"{broker.name}: {path} is {item}")
             assert not path.startswith("/tmp"), f"{broker.name}: log dir {path} under /tmp"
-        for path in (exp["java"]["config"], exp["log_config"]["dest"],
-                     *([] if kraft(broker) else [exp["jaas_file"]]),
-                     exp["admin_client_config"], exp["tls"]["keystore"],
-                     exp["tls"]["secrets"], exp["tls"]["trust"]):
-            name = path
-            item = broker.host.file(path)
-            assert item.is_file, f"{broker.name}: {name} missing"
-            assert item.mode & 0o007 == 0, f"{broker.name}: {name} is {oct(item.mode)}"
-            assert item.group == exp["group"], f"{broker.name}: {name} group {item.group}"
-            assert broker.host.run("runuser -u %s -- test -r %s", exp["user"],
-                                   item.path).rc == 0
+        for path in configs:
+            item = found.get(path)
+            assert item is not None and item.is_file, f"{broker.name}: {path} missing"
+            assert item.mode & 0o007 == 0, f"{broker.name}: {path} is {oct(item.mode)}"
+            assert item.group == exp["group"], f"{broker.name}: {path} group {item.group}"
+        unread = unreadable_by(broker.host, exp["user"], configs)
+        assert not unread, f"{broker.name}: {exp['user']} cannot read {', '.join(unread)}"
 
 
 def test_plaintext_client_is_refused_on_every_listener(brokers: list[Broker]) -> None:

@@ -19,7 +19,7 @@ import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform.contexts.spark_node import TLS_UI_PORT_OFFSET, spark_node_context
 from kafkaform.contexts.spark_pipeline import spark_pipeline_context
-from kafkaform.verify.conftest import Inventory, Node, Nodes
+from kafkaform.verify.conftest import Inventory, Node, Nodes, stat_paths
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,13 @@ def test_web_uis_speak_tls_and_plain_ports_only_redirect(spark_nodes: list[Spark
 def test_configuration_is_readable_by_the_spark_group_only(spark_nodes: list[SparkNode]) -> None:
     for node in spark_nodes:
         conf = node.expected["conf_dir"]
-        for name in ("spark-env.sh", "spark-defaults.conf", "log4j2.properties"):
-            file = node.host.file(f"{conf}/{name}")
-            assert (file.user, file.group, file.mode) == ("root", node.expected["group"], 0o640)
+        paths = [f"{conf}/{name}"
+                 for name in ("spark-env.sh", "spark-defaults.conf", "log4j2.properties")]
+        found = stat_paths(node.host, paths)
+        for path in paths:
+            item = found.get(path)
+            assert item is not None and (item.user, item.group, item.mode) == (
+                "root", node.expected["group"], 0o640), f"{node.name}: {path} is {item}"
         unit = node.host.file("/etc/systemd/system/spark-master.service"
                               if node.expected["is_master"]
                               else "/etc/systemd/system/spark-worker.service")

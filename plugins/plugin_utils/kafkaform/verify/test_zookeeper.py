@@ -35,6 +35,8 @@ from kafkaform.verify.conftest import (
     Nodes,
     assert_live_jvm,
     assert_planned_files,
+    stat_paths,
+    unreadable_by,
 )
 
 SERVING = ("leader", "follower")
@@ -214,24 +216,28 @@ def test_jaas_files_readable_by_their_readers_only(ensemble: list[Member]) -> No
         exp = member.expected
         wanted = {exp["sasl"]["jaas_file"]: ("root", exp["group"], 0o640),
                   exp["sasl"]["client_jaas_file"]: ("root", "root", 0o600)}
+        found = stat_paths(member.host, list(wanted))
         for path, (user, group, mode) in wanted.items():
-            item = member.host.file(path)
-            assert item.is_file, f"{member.name}: {path} missing"
+            item = found.get(path)
+            assert item is not None and item.is_file, f"{member.name}: {path} missing"
             assert (item.user, item.group, item.mode) == (user, group, mode), (
-                f"{member.name}: {path} is {item.user}:{item.group} {oct(item.mode)}")
+                f"{member.name}: {path} is {item.owned()}")
 
 
 def test_config_files_readable_by_the_service_user_only(ensemble: list[Member]) -> None:
     for member in ensemble:
         exp = member.expected
-        for path in (f"{exp['conf_dir']}/zoo.cfg", f"{exp['conf_dir']}/logback.xml",
-                     exp["sasl"]["jaas_file"], f"{exp['data_dir']}/myid"):
-            item = member.host.file(path)
-            assert item.is_file, f"{member.name}: {path} missing"
+        paths = [f"{exp['conf_dir']}/zoo.cfg", f"{exp['conf_dir']}/logback.xml",
+                 exp["sasl"]["jaas_file"], f"{exp['data_dir']}/myid"]
+        found = stat_paths(member.host, paths)
+        for path in paths:
+            item = found.get(path)
+            assert item is not None and item.is_file, f"{member.name}: {path} missing"
             assert item.mode & 0o007 == 0, f"{member.name}: {path} is {oct(item.mode)}"
             assert exp["user"] in (item.user, ) or item.group == exp["group"], (
                 f"{member.name}: {path} is {item.user}:{item.group}")
-            assert member.host.run("runuser -u %s -- test -r %s", exp["user"], path).rc == 0
+        unread = unreadable_by(member.host, exp["user"], paths)
+        assert not unread, f"{member.name}: {exp['user']} cannot read {', '.join(unread)}"
 
 
 def test_four_letter_words_limited_to_monitoring(ensemble: list[Member]) -> None:
