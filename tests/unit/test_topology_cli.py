@@ -171,3 +171,18 @@ def test_a_replication_factor_that_is_no_number_exits_2(tmp_path: Path) -> None:
     done = kafkaform("-i", str(tmp_path / "hosts.yml"))
     assert done.returncode == 2
     assert "kafka_default_replication_factor is 'three', not a positive integer" in done.stderr
+
+
+@pytest.mark.parametrize(("file_format", "code"), [("text", 0), ("json", 0), ("svg", 2)])
+def test_without_matplotlib_only_a_picture_is_refused(file_format: str, code: int) -> None:
+    # None in sys.modules makes `import matplotlib` fail as it does where it is not installed.
+    script = ("import sys; sys.modules['matplotlib'] = None; from kafkaform import cli; "
+              f"sys.exit(cli.main(['topology', '-i', 'inventory/lab', '--format', "
+              f"'{file_format}']))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins" / "plugin_utils")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, cwd=ROOT, env=env)
+    assert done.returncode == code, done.stderr
+    if code:
+        assert "this command needs matplotlib" in done.stderr
+        assert "pip install 'kafkaform[topology]'" in done.stderr

@@ -271,11 +271,13 @@ def _count(value: Any, where: str, fix: str) -> int:
 
 def _racks(view: model.InventoryView) -> tuple[Rack, ...]:
     """The racks in name order, each with its hosts; the hosts with no rack last."""
-    hosts = [*view.cluster_hosts(), *(h for h in view.members(model.MONITORING)
-                                       if h not in view.cluster_hosts())]
+    cluster = view.cluster_hosts()
+    listed = set(cluster)
+    hosts = [*cluster, *(h for h in view.members(model.MONITORING) if h not in listed)]
+    members = {role: set(view.members(role)) for role in ROLE_NAMES}
     columns: dict[str, list[Host]] = {}
     for host in hosts:
-        roles = tuple(role for role in ROLE_NAMES if host in view.members(role))
+        roles = tuple(role for role in ROLE_NAMES if host in members[role])
         columns.setdefault(model.rack_of(view, host) or NO_RACK, []).append(Host(host, roles))
     order = sorted(columns, key=lambda name: (name == NO_RACK, name))
     return tuple(Rack(name, tuple(columns[name])) for name in order)

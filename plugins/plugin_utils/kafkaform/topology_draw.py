@@ -42,7 +42,6 @@ VERDICT_CHARS = 36
 TITLE_CHARS = 110
 
 
-
 def svg_id(kind: str, name: str) -> str:
     """An SVG id for a rack's or a host's artist: ``rack-lab-a``, ``host-kf-kafka1``."""
     return f"{kind}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}"
