@@ -28,6 +28,7 @@ _PKG = "plugins/plugin_utils/kafkaform"
 PREFLIGHT = f"{_PKG}/checks/"
 TOPIC_PLAN = f"{_PKG}/topics.py"
 CAPACITY_PLAN = f"{_PKG}/sizing.py"
+FAILURE_MARGINS = f"{_PKG}/topology.py"
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ def checker(path: str) -> str:
         return "kafka_broker role"
     if path == CAPACITY_PLAN:
         return "kafkaform plan"
+    if path == FAILURE_MARGINS:
+        return "kafkaform topology"
     if path.startswith("roles/"):
         return f"{path.split('/')[1]} role"
     if "/plans/" in path:
