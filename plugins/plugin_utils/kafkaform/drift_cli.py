@@ -40,6 +40,8 @@ from .cli import InputError
 SITE = "kafkaform.platform.site"
 #: The collection's callback that reports each result as a JSON line (plugins/callback/drift.py).
 CALLBACK = "kafkaform.platform.drift"
+#: Where standard error is no terminal (a CI log), the longest silence while a play runs.
+QUIET_SECONDS = 30
 #: How many of the run's last lines of standard error say why it stopped.
 ERROR_LINES = 5
 
@@ -74,14 +76,23 @@ def playbook_argument(value: str) -> str:
                      f"pass a playbook file, or a name such as {SITE}")
 
 
+def prompts(identity: str) -> bool:
+    """Whether a vault identity (``[LABEL@]SOURCE``) asks its secret at a prompt."""
+    return identity.rpartition("@")[2] in ("prompt", "prompt_ask_vault_pass")
+
+
 def environment(sources: inventory.Sources) -> dict[str, str]:
-    """The child's environment: this one, the vault identities given here, the collection this
-    package belongs to first on the collections path (its callback and playbooks), and the
-    callback as the stdout one."""
+    """The child's environment: this one, the vault identities given here (but those asked at a
+    prompt: :class:`Prompted` hands them over), the collection this package belongs to first on
+    the collections path (its callback and playbooks), and the callback as the stdout one."""
     from ansible import constants as C
 
     env = dict(os.environ)
     env.update(sources.environment())
+    identities = env.get("ANSIBLE_VAULT_IDENTITY_LIST")
+    if identities:
+        kept = [item for item in identities.split(",") if not prompts(item)]
+        env["ANSIBLE_VAULT_IDENTITY_LIST"] = ",".join(kept)
     own = paths.collections_path()
     configured = [str(item) for item in C.COLLECTIONS_PATHS]
     search = [str(own)] if own else []
@@ -105,18 +116,21 @@ def ansible_playbook() -> str:
 
 @dataclass
 class Prompted:
-    """Vault secrets typed at --ask-vault-pass, handed to the child through pipes it inherits
-    (never a file): the operator is asked once, here."""
+    """Vault secrets typed at a prompt (--ask-vault-pass, --vault-id LABEL@prompt), handed to
+    the child through pipes it inherits, never a file: the operator is asked once, here."""
 
     argv: list[str] = field(default_factory=list)
     fds: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, sources: inventory.Sources) -> Prompted:
-        prompted = cls()
-        if not sources.ask_vault_pass:
-            return prompted
+        from ansible import constants as C
         from ansible.parsing.vault import PromptVaultSecret
+
+        prompted = cls()
+        identities = [*C.DEFAULT_VAULT_IDENTITY_LIST, *sources.vault_ids]
+        if not sources.ask_vault_pass and not any(prompts(item) for item in identities):
+            return prompted
 
         for vault_id, secret in sources.secrets(None):  # read while the inventory was
             if isinstance(secret, PromptVaultSecret):
@@ -134,11 +148,13 @@ class Prompted:
 
 class Progress:
     """The play and the hosts done with the current task, on standard error: a line per play,
-    and on a terminal one line rewritten per task."""
+    and on a terminal one line rewritten per task (elsewhere a task's line every
+    :data:`QUIET_SECONDS`)."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.live = stream.isatty()
+        self.said = time.monotonic()
         self.plays = 0
         self.tasks = 0
         self.hosts: list[str] | None = None
@@ -163,12 +179,16 @@ class Progress:
     def _line(self, text: str) -> None:
         self.stream.write(("\r\033[K" if self.live else "") + text + "\n")
         self.stream.flush()
+        self.said = time.monotonic()
 
     def _status(self) -> None:
+        total = f"/{len(self.hosts)}" if self.hosts is not None else ""
+        status = f"  task {self.tasks}: {self.task}: {len(self.done)}{total} host(s) done"
         if self.live:
-            total = f"/{len(self.hosts)}" if self.hosts is not None else ""
-            self.stream.write(f"\r\033[K  {self.task}: {len(self.done)}{total} host(s) done")
+            self.stream.write("\r\033[K" + status)
             self.stream.flush()
+        elif time.monotonic() - self.said >= QUIET_SECONDS:  # a log: a line now and then
+            self._line(status)
 
     def end(self, seconds: float) -> None:
         self._line(f"kafkaform drift: {self.plays} play(s), {self.tasks} task(s) checked in "
