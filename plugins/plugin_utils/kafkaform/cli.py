@@ -41,8 +41,8 @@ def missing_extra(error: ModuleNotFoundError) -> InputError | None:
 
 
 #: Each subcommand and the module (in this package) that registers it with ``add_commands``.
-COMMANDS = {"check": "check_cli", "plan": "plan_cli", "verify": "verify_cli", "mirror": "mirror",
-            "lab": "lab", "cloud": "cloud.cli"}
+COMMANDS = {"check": "check_cli", "plan": "plan_cli", "verify": "verify_cli",
+            "status": "status_cli", "mirror": "mirror", "lab": "lab", "cloud": "cloud.cli"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
