@@ -23,6 +23,7 @@ import json
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from . import inventory, model, status_collect, status_judge, status_probe
@@ -32,6 +33,12 @@ from .pki.settings import read_settings
 #: Seconds a read may take before the command says on stderr what it is doing.
 QUIET_S = 2.0
 CLEAR = "\033[H\033[2J"
+
+
+def now() -> datetime:
+    """When a read happened: certificates' days left count from it."""
+    return datetime.now(UTC)
+
 #: How a line is marked, by its rank (status_judge.Line.rank): unhealthy, unknown, healthy.
 MARKS = ("  !!  ", "  ??  ", "  ok  ")
 
@@ -95,7 +102,7 @@ class Status:
         finally:
             saying.cancel()
         facts = status_collect.facts(answers, self.view, self.cluster, self.renew_days,
-                                     time.monotonic() - began)
+                                     time.monotonic() - began, now())
         voters = [int(c["id"]) for c in self.cluster["controllers"]]
         return status_judge.judge(facts, voters, int(self.cluster["metadata_max_lag"]),
                                   self.stale_s)

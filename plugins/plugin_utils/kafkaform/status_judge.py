@@ -169,9 +169,9 @@ def kafka(facts: Facts) -> Section:
         host = next((b.host for b in facts.brokers if b.id == controller), "a controller")
         lines.append(Line(True, f"active controller: {controller} ({host})",
                           {"controller": controller}))
+    lines += [broker_line(node, view) for node in facts.brokers]
     if view is not None:
         lines += partition_lines(view["partitions"])
-    lines += [broker_line(node, view) for node in facts.brokers]
     return section("Kafka", lines)
 
 
