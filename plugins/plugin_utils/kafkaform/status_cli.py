@@ -28,7 +28,6 @@ from typing import Any
 
 from . import inventory, model, status_collect, status_judge, status_probe
 from .cli import InputError
-from .pki.settings import read_settings
 
 #: Seconds a read may take before the command says on stderr what it is doing.
 QUIET_S = 2.0
@@ -38,6 +37,7 @@ CLEAR = "\033[H\033[2J"
 def now() -> datetime:
     """When a read happened: certificates' days left count from it."""
     return datetime.now(UTC)
+
 
 #: How a line is marked, by its rank (status_judge.Line.rank): unhealthy, unknown, healthy.
 MARKS = ("  !!  ", "  ??  ", "  ok  ")
@@ -80,6 +80,8 @@ class Status:
                              "on. Fix: pass --vault-password-file FILE or --vault-id "
                              "[LABEL@]FILE")
         self.view = inventory.load(self.sources)  # InputError: main() prints it, exits 2
+        from .pki.settings import read_settings  # cryptography: see status_collect.certificate
+
         try:
             self.cluster = model.build(self.view).to_dict()
             first = self.view.cluster_hosts()[0]
