@@ -870,9 +870,9 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
     assert run_admin_command(helper, tmp_path, monkeypatch, client, "placement") == (0, 1)
     answer = json.loads(capsys.readouterr().out)
     assert answer == {"partitions": [
-        {"topic": "orders", "partition": 0, "replicas": [1, 2, 3], "isr": [1, 3],
+        {"topic": "orders", "partition": 0, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 3],
          "min_insync": 2, "size": 500},
-        {"topic": "__consumer_offsets", "partition": 7, "replicas": [2, 3, 1],
+        {"topic": "__consumer_offsets", "partition": 7, "leader": 2, "replicas": [2, 3, 1],
          "isr": [2, 3, 1], "min_insync": 3, "size": 0}],
         # Each registered broker's rack and disks (the failed directory not counted), where
         # replicas may move (plans.broker_moves); a partition's size is its largest copy's.
@@ -883,6 +883,64 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
     # replica must stay in sync.
     assert "__consumer_offsets-7" in batch_problem([2], placement(answer))
     assert "orders-0" in batch_problem([3], placement(answer))
+
+
+def test_status_answers_the_listener_and_the_cluster_with_its_controller_and_leaders(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """kafkaform status's question to each broker (kafkaform.status_collect): a node without TLS
+    has no keystore to read; in ZooKeeper mode no quorum is asked."""
+    monkeypatch.setattr(helper.kafka_admin, "accepts_connections",
+                        lambda address, timeout=2.0: address == "k1:9091")
+    assert run_admin_command(helper, tmp_path, monkeypatch, PlacementAdmin({}), "status") == (0, 1)
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["listener"], answer["listening"], answer["certificate"]) == ("k1:9091", True, "")
+    assert "quorum" not in answer and "cluster_error" not in answer
+    cluster = answer["cluster"]
+    assert (cluster["controller"], cluster["registered"]) == (1, [1, 2, 3])
+    assert [(p["topic"], p["leader"], p["isr"]) for p in cluster["partitions"]] == [
+        ("orders", 1, [1, 3]), ("__consumer_offsets", 2, [2, 3, 1])]
+    assert cluster["brokers"][0] == {"id": 1, "rack": "a", "total": 2000, "usable": 1300}
+
+
+def test_status_of_a_broker_whose_listener_is_closed_opens_no_client(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(helper.kafka_admin, "accepts_connections",
+                        lambda address, timeout=2.0: False)
+    assert run_admin_command(helper, tmp_path, monkeypatch, PlacementAdmin({}), "status") == (0, 0)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["listening"] is False and "cluster" not in answer
+
+
+def test_the_keystores_certificate_is_read_with_the_password_server_properties_names(
+        helper: ModuleType, tmp_path: Path) -> None:
+    """The certificate status reports the expiry of, and reload-tls compares with what the
+    listeners present: a real PKCS12 keystore opened by openssl with its ${file:} password."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "k1")])
+    now = datetime.now(UTC)
+    cert = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(
+        key.public_key()).serial_number(7).not_valid_before(now).not_valid_after(
+        now + timedelta(days=20)).sign(key, hashes.SHA256())
+    (tmp_path / "keystore.p12").write_bytes(pkcs12.serialize_key_and_certificates(
+        b"k1", key, cert, None, serialization.BestAvailableEncryption(b"s3cret")))
+    (tmp_path / "secrets.properties").write_text("keystore=s3cret\n")
+    server = {"ssl.keystore.location": str(tmp_path / "keystore.p12"),
+              "ssl.keystore.password": f"${{file:{tmp_path}/secrets.properties:keystore}}"}
+    pem = helper.kafka_admin.keystore_certificate(server)
+    assert x509.load_pem_x509_certificate(pem.encode()) == cert
+    assert helper.kafka_admin.keystore_certificate({}) == ""  # a node without TLS
+    server["ssl.keystore.password"] = "wrong"
+    found = helper.kafka_admin.node_status(helper.kafka_admin.Session("", ""), "k1:1", server)
+    assert found["certificate_error"].startswith("cannot read the keystore")
 
 
 def test_cluster_defaults_sets_only_the_named_defaults_that_differ(

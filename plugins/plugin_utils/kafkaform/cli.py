@@ -42,8 +42,8 @@ def missing_extra(error: ModuleNotFoundError) -> InputError | None:
 
 #: Each subcommand and the module (in this package) that registers it with ``add_commands``.
 COMMANDS = {"check": "check_cli", "plan": "plan_cli", "topology": "topology_cli",
-            "verify": "verify_cli", "drift": "drift_cli", "mirror": "mirror", "lab": "lab",
-            "cloud": "cloud.cli"}
+            "verify": "verify_cli", "status": "status_cli", "drift": "drift_cli",
+            "mirror": "mirror", "lab": "lab", "cloud": "cloud.cli"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -48,6 +48,7 @@ from kafka.protocol.admin.users import (
 )
 
 FILE_REFERENCE = re.compile(r"\$\{file:(?P<path>[^:}]+):(?P<key>[^}]+)\}")
+PEM_CERTIFICATE = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", re.S)
 SCRAM = "SCRAM-SHA-512"
 #: What was last set for each user, as a salted PBKDF2 hash (root only): passwords are never
 #: readable back from Kafka, and setting one again on every run would report a change each time.
@@ -164,7 +165,7 @@ def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
         effective = configs.get(topic["name"], {}).get("min.insync.replicas", {})
         for part in topic.get("partitions") or []:
             found.append({"topic": topic["name"], "partition": part["partition_index"],
-                          "replicas": list(part["replica_nodes"]),
+                          "leader": part["leader_id"], "replicas": list(part["replica_nodes"]),
                           "isr": list(part["isr_nodes"]),
                           "min_insync": int(effective.get("value") or 1),
                           "size": sizes.get((topic["name"], part["partition_index"]), 0)})
@@ -495,6 +496,56 @@ def cluster_health(admin: Any, ids: Sequence[str],
         problems += found_problems
     return health_answer(problems, controller, [i for i in ids if i not in missing],
                          len(under), len(offline))
+
+
+# --- status --------------------------------------------------------------------------------
+
+def keystore_certificate(server: Properties) -> str:
+    """The certificate of the node's keystore (server.properties' ssl.keystore.location, opened
+    with the password server.properties names, SE-06) in PEM; "" for a node without TLS."""
+    if not server.get("ssl.keystore.location"):
+        return ""
+    keystore = subprocess.run(
+        ["openssl", "pkcs12", "-in", server["ssl.keystore.location"], "-nokeys", "-clcerts",
+         "-passin", "env:KAFKAFORM_KEYSTORE_PASSWORD"], capture_output=True, text=True,
+        check=True, env={**os.environ, "KAFKAFORM_KEYSTORE_PASSWORD":
+                         resolved(server["ssl.keystore.password"])}).stdout
+    found = PEM_CERTIFICATE.search(keystore)
+    return found.group(0) + "\n" if found else ""
+
+
+def cluster_status(admin: Any) -> dict[str, Any]:
+    """The cluster as its controller has it: the active controller, the brokers registered and
+    not fenced, and :func:`placement`'s partitions (leader, replicas, ISR, min.insync.replicas)
+    and brokers (rack, log directories' bytes)."""
+    controller, registered = registered_brokers(admin.describe_cluster())
+    return {"controller": controller, "registered": sorted(int(i) for i in registered),
+            **placement(admin)}
+
+
+def node_status(session: Session, listener: str, server: Properties,
+                quorum: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What ``kafkaform status`` asks of each node (kafkaform.status_collect): whether its own
+    listener accepts connections, its keystore's certificate, the cluster asked through that
+    listener (:func:`cluster_status`) and, in KRaft mode, the metadata quorum. A part it cannot
+    read is an ``*_error`` text beside the others. The session is closed once asked."""
+    found: dict[str, Any] = {"listener": listener, "listening": accepts_connections(listener)}
+    try:
+        found["certificate"] = keystore_certificate(server)
+    except (OSError, KeyError, subprocess.CalledProcessError) as error:
+        found["certificate_error"] = f"cannot read the keystore: {error}"
+    if found["listening"]:
+        with session:
+            try:
+                found["cluster"] = cluster_status(session.admin)
+            except Exception as error:  # pylint: disable=broad-exception-caught
+                found["cluster_error"] = f"cannot ask the cluster: {error!r}"
+    if quorum:
+        try:
+            found["quorum"] = quorum()
+        except SystemExit as error:  # no controller answered
+            found["quorum_error"] = f"cannot read the metadata quorum: {error}"
+    return found
 
 
 class Session:

@@ -1,0 +1,85 @@
+"""How `kafkaform status` reads hosts (kafkaform.status_probe): the probe run for real on this
+machine, and a real `ansible` ad-hoc call against localhost and a host it cannot reach."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkaform import inventory
+from kafkaform.status_probe import Answer, Ask, Tool, answer, answers, ask_hosts
+
+
+def test_the_probe_reads_files_the_newest_numbered_entry_and_the_tools_output(
+        tmp_path: Path) -> None:
+    (tmp_path / "cert.pem").write_text("PEM")
+    commits = tmp_path / "commits"
+    commits.mkdir()
+    for name in ("9", "10", ".10.crc", "tmp"):  # Spark's checksum files are not batches
+        (commits / name).write_text("v1")
+    os.utime(commits / "10", (1_700_000_000, 1_700_000_000))
+    ask = Ask(files=[str(tmp_path / "cert.pem"), str(tmp_path / "missing.pem")],
+              newest=[str(commits), str(tmp_path / "none")],
+              run={"ok": [sys.executable, "-c", "print('{\"a\": 1}')"],
+                   "missing": [str(tmp_path / "no-such-tool")]})
+    argv = ask.argv()
+    argv[0] = sys.executable  # "python3" on the hosts
+    found = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    parsed = answer("here", {"stdout": json.dumps(found), "rc": 0})
+    assert parsed.files[str(tmp_path / "cert.pem")] == {"text": "PEM"}
+    assert "No such file" in parsed.files[str(tmp_path / "missing.pem")]["error"]
+    assert parsed.newest[str(commits)] == {"name": "10", "mtime": 1_700_000_000}
+    assert "error" in parsed.newest[str(tmp_path / "none")]
+    assert parsed.tool("ok").json() == {"a": 1}
+    assert parsed.tool("missing").rc is None and "no-such-tool" in parsed.tool("missing").why()
+    assert parsed.tool("never asked").why().startswith("exit None: not run")
+
+
+@pytest.mark.parametrize(("result", "problem"), [
+    ({"unreachable": True, "msg": "Failed to connect to the host via ssh: refused\nmore"},
+     "Ansible cannot reach it: Failed to connect to the host via ssh: refused"),
+    ({"failed": True, "rc": 127, "stdout": "", "stderr": "python3: not found"},
+     "the probe failed: python3: not found"),
+    ({"failed": True, "msg": "Task failed: Finalization of task args failed"},
+     "the probe failed: Task failed: Finalization of task args failed"),
+])
+def test_a_host_without_an_answer_says_why(result: dict[str, object], problem: str) -> None:
+    assert answer("kf-x", result).problem == problem
+
+
+def test_a_host_missing_from_ansibles_report_is_named() -> None:
+    found = answers({"plays": [{"tasks": [{"hosts": {}}]}]}, ["kf-x"])
+    assert found == {"kf-x": Answer("kf-x", "Ansible gave no answer for it")}
+
+
+def test_a_tool_answers_with_its_last_json_line() -> None:
+    assert Tool(0, "log line\n{\"a\": 1}\n", "").json() == {"a": 1}
+    assert Tool(1, "{not json\n", "").json() is None
+    assert Tool(2, "", "usage: x\nx: error: invalid choice\n").why() == \
+        "exit 2: x: error: invalid choice"
+
+
+def test_ansible_asks_every_host_at_once_and_names_the_one_it_cannot_reach(
+        tmp_path: Path) -> None:
+    """One real ad-hoc call: a host reached (a local connection) answers with its own probe,
+    one Ansible cannot reach (nothing listens on its SSH port) is named with why."""
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(
+        "all:\n  hosts:\n"
+        f"    here: {{ansible_connection: local, ansible_python_interpreter: {sys.executable}}}\n"
+        "    nowhere: {ansible_host: 127.0.0.1, ansible_port: 1, ansible_user: nobody,"
+        " ansible_ssh_common_args: '-o BatchMode=yes -o ConnectTimeout=3'}\n")
+    (tmp_path / "seen.txt").write_text("here's file")
+    asks = {"here": Ask(files=[str(tmp_path / "seen.txt")],
+                        run={"echo": ["sh", "-c", "echo '{\"host\": \"here\"}'"]}),
+            "nowhere": Ask(run={"echo": ["true"]})}
+    found = ask_hosts(inventory.Sources((str(hosts),)), asks)
+    assert found["here"].problem == "", found["here"]
+    assert found["here"].tool("echo").json() == {"host": "here"}
+    assert found["here"].files[str(tmp_path / "seen.txt")] == {"text": "here's file"}
+    assert found["nowhere"].problem.startswith("Ansible cannot reach it: "), found["nowhere"]
