@@ -193,12 +193,14 @@ def test_the_kraft_quorum_needs_a_leader_and_a_majority_within_the_lag() -> None
                     brokers=[replace(b, quorum=quorum) for b in brokers()])
     report = judge(facts, voters=[1, 2, 3], max_lag=1000)
     assert unhealthy_lines(report) == {"KRaft quorum": ["voter 2: Follower, lag 5000"]}
-    assert "quorum: leader 1, 2 of 3 voters within 1000 records" in [
-        line.text for s in report.sections for line in s.lines]
+    texts = [line.text for s in report.sections for line in s.lines]
+    assert "quorum: leader 1 (the active controller), 2 of 3 voters within 1000 records" in texts
+    # A KRaft broker names any live broker as controller (KIP-590): no such line.
+    assert not any(text.startswith("active controller") for text in texts)
     leaderless = {"leader": None, "nodes": nodes}
     report = judge(replace(facts, brokers=[replace(b, quorum=leaderless) for b in brokers()]),
                    voters=[1, 2, 3])
-    assert "quorum: leader none, 2 of 3 voters within 1000 records" in \
+    assert "quorum: leader none (the active controller), 2 of 3 voters within 1000 records" in \
         unhealthy_lines(report)["KRaft quorum"]
 
 

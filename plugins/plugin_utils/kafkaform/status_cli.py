@@ -105,7 +105,7 @@ class Status:
             saying.cancel()
         facts = status_collect.facts(answers, self.view, self.cluster, self.renew_days,
                                      time.monotonic() - began, now())
-        voters = [int(c["id"]) for c in self.cluster["controllers"]]
+        voters = [int(c["node_id"]) for c in self.cluster["controllers"]]
         return status_judge.judge(facts, voters, int(self.cluster["metadata_max_lag"]),
                                   self.stale_s)
 

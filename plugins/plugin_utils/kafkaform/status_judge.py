@@ -156,19 +156,25 @@ def broker_line(node: BrokerNode, view: Mapping[str, Any] | None) -> Line:
     return Line(True, text, data)
 
 
+def controller_line(view: Mapping[str, Any], brokers: Sequence[BrokerNode]) -> Line:
+    """ZooKeeper mode: the broker that holds the controller's znode."""
+    if view.get("controller") is None:
+        return Line(False, "no active controller")
+    controller = int(view["controller"])
+    host = next((b.host for b in brokers if b.id == controller), "a controller")
+    return Line(True, f"active controller: {controller} ({host})", {"controller": controller})
+
+
 def kafka(facts: Facts) -> Section:
     view = cluster_view(facts.brokers)
     lines = []
     if view is None:
         lines.append(Line(False, "no broker could ask the cluster (each broker's line says "
                                  "why)"))
-    elif view.get("controller") is None:
-        lines.append(Line(False, "no active controller"))
-    else:
-        controller = int(view["controller"])
-        host = next((b.host for b in facts.brokers if b.id == controller), "a controller")
-        lines.append(Line(True, f"active controller: {controller} ({host})",
-                          {"controller": controller}))
+    elif not facts.kraft:
+        # In KRaft mode a broker names any live broker as the controller (KIP-590): the
+        # quorum's section names the active one, its leader.
+        lines.append(controller_line(view, facts.brokers))
     lines += [broker_line(node, view) for node in facts.brokers]
     if view is not None:
         lines += partition_lines(view["partitions"])
@@ -207,7 +213,8 @@ def quorum(brokers: Sequence[BrokerNode], voters: Sequence[int], max_lag: int) -
                and int(nodes[str(v)]["lag"]) <= max_lag]
     leader = found.get("leader")
     ok = leader is not None and len(current) > len(voters) // 2
-    lines = [Line(ok, f"quorum: leader {leader if leader is not None else 'none'}, "
+    lines = [Line(ok, f"quorum: leader {leader if leader is not None else 'none'} (the active "
+                      f"controller), "
                       f"{len(current)} of {len(voters)} voters within {max_lag} records",
                   {"leader": leader, "voters": list(voters), "current": current})]
     for voter in voters:
