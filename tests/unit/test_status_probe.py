@@ -64,10 +64,16 @@ def test_a_tool_answers_with_its_last_json_line() -> None:
         "exit 2: x: error: invalid choice"
 
 
+@pytest.mark.parametrize("callbacks", ["", "ansible.posix.profile_tasks"])
 def test_ansible_asks_every_host_at_once_and_names_the_one_it_cannot_reach(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, callbacks: str) -> None:
     """One real ad-hoc call: a host reached (a local connection) answers with its own probe,
-    one Ansible cannot reach (nothing listens on its SSH port) is named with why."""
+    one Ansible cannot reach (nothing listens on its SSH port) is named with why; also with a
+    callback of the operator's printing beside the report."""
+    if callbacks:
+        monkeypatch.setenv("ANSIBLE_CALLBACKS_ENABLED", callbacks)
+    else:
+        monkeypatch.delenv("ANSIBLE_CALLBACKS_ENABLED", raising=False)
     hosts = tmp_path / "hosts.yml"
     hosts.write_text(
         "all:\n  hosts:\n"

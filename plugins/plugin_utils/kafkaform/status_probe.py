@@ -200,6 +200,13 @@ class AnsibleFailed(Exception):
     """The ad-hoc call gave no report: every host is unanswered, for this reason."""
 
 
+def json_document(text: str) -> Any:
+    """The JSON document ansible.posix.json printed, with what other callbacks the operator
+    enables (profile_tasks, say) print before and after it on the same stdout."""
+    start = 0 if text.startswith("{") else text.find("\n{") + 1
+    return json.JSONDecoder().raw_decode(text, start)[0]
+
+
 def report(sources: inventory.Sources, asks: Mapping[str, Ask]) -> dict[str, Any]:
     """The ansible.posix.json callback's report of the probes' run."""
     hosts = list(asks)
@@ -216,7 +223,7 @@ def report(sources: inventory.Sources, asks: Mapping[str, Ask]) -> dict[str, Any
         except subprocess.TimeoutExpired as error:
             raise AnsibleFailed(f"Ansible did not finish within {CALL_TIMEOUT_S} s") from error
     try:
-        found = json.loads(done.stdout)
+        found = json_document(done.stdout)
     except ValueError:
         found = None
     if not isinstance(found, dict):
