@@ -173,24 +173,52 @@ def stop_producer(container: str, run: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
-def consume(container: str, boot: str, topic: str, config: str = ADMIN_CONFIG) -> list[str]:
+def record_count(container: str, boot: str, topic: str, config: str) -> int | None:
+    """How many records the topic holds: its partitions' end offsets added up (a drill's topic
+    starts empty and is never compacted or trimmed while it runs). None when the tool failed."""
+    out = sh(container, f"{JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.GetOffsetShell "
+                        f"--bootstrap-server {boot} --command-config {config} "
+                        f"--topic {topic} --time -1 2>/dev/null", check=False)
+    offsets = [line.rsplit(":", 1)[-1] for line in out.splitlines() if line.startswith(topic)]
+    return sum(map(int, offsets)) if offsets and all(o.isdigit() for o in offsets) else None
+
+
+def _console_consume(container: str, boot: str, topic: str, config: str, limit: str) -> list[str]:
     out = sh(container, f"{JAVA} {TOOL_JVM} -cp \"{CP}\" "
                         "org.apache.kafka.tools.consumer.ConsoleConsumer "
                         f"--bootstrap-server {boot} --consumer.config {config} "
-                        f"--topic {topic} --from-beginning "
+                        f"--topic {topic} --from-beginning {limit}"
                         "--timeout-ms 20000 2>/dev/null", check=False)
     return out.split()
 
 
+def consume(container: str, boot: str, topic: str, expected: set[str],
+            config: str = ADMIN_CONFIG) -> list[str]:
+    """Every value the topic holds. The consumer stops at the topic's record count instead of
+    waiting out its 20 s idle timeout; it reads again to the timeout only when a value of
+    ``expected`` is missing, which a high watermark moving during the first read can cause."""
+    total = record_count(container, boot, topic, config)
+    if total:
+        values = _console_consume(container, boot, topic, config, f"--max-messages {total} ")
+        if expected <= set(values):
+            return values
+    return _console_consume(container, boot, topic, config, "")
+
+
+def acked(events: list[dict[str, Any]]) -> list[str]:
+    """The values the producer's events report acknowledged."""
+    return [e["value"] for e in events if e.get("name") == "producer_send_success"]
+
+
 def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
              exactly_once: bool) -> bool:
-    acked = [e["value"] for e in events if e.get("name") == "producer_send_success"]
+    values = acked(events)
     errors = [e for e in events if e.get("name") == "producer_send_error"]
     counts = Counter(consumed)
-    lost = set(acked) - set(counts)
-    duplicated = [v for v in acked if counts[v] > 1]
-    ok = not lost and (not duplicated or not exactly_once) and len(acked) > 0
-    print(f"{name}: acked {len(acked)}, send errors {len(errors)}, consumed {len(consumed)}, "
+    lost = set(values) - set(counts)
+    duplicated = [v for v in values if counts[v] > 1]
+    ok = not lost and (not duplicated or not exactly_once) and len(values) > 0
+    print(f"{name}: acked {len(values)}, send errors {len(errors)}, consumed {len(consumed)}, "
           f"lost {len(lost)}, duplicated {len(duplicated)} -> {'PASS' if ok else 'FAIL'}")
     return ok
 
@@ -211,7 +239,8 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     events = stop_producer(client, run)
     if report is not None:
         report(events)
-    return validate(name, events, consume(client, boot, topic), exactly_once) and acted
+    return validate(name, events, consume(client, boot, topic, set(acked(events))),
+                    exactly_once) and acted
 
 
 def scheduled_latencies(events: list[dict[str, Any]], throughput: int) -> list[tuple[float, float]]:
@@ -322,7 +351,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
         print(f"CA rotation step {step} under load: {took:.1f} s")
         time.sleep(seconds)
         events += stop_producer(client, run)
-    ok = validate("rotate", events, consume(client, boot, topic), True)
+    ok = validate("rotate", events, consume(client, boot, topic, set(acked(events))), True)
     for node in nodes:  # the controllers' too: their listener is mutual TLS (KR-06)
         after = sh(node, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
         if after[0] != "1" or after[1] == before.strip():
@@ -376,7 +405,8 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
         print(f"securing step {step or 'secured'} under load: {took:.1f} s")
         time.sleep(seconds)
         events += stop_producer(client, run)
-    return validate("secure", events, consume(client, tls, topic, TLS_CONFIG), True)
+    return validate("secure", events,
+                    consume(client, tls, topic, set(acked(events)), TLS_CONFIG), True)
 
 
 def zookeeper_on_tls(inventory: str) -> bool:
