@@ -259,6 +259,7 @@ def test_galaxy_importer_accepts_the_tarball(artifacts: dict[str, Path], work: P
         output[-4000:]
 
 
+@pytest.mark.no_hosts
 def test_ansible_test_sanity_passes_on_the_collection(artifacts: dict[str, Path],
                                                       work: Path) -> None:
     """ansible-test sanity on the tarball's contents, with tests/sanity/ignore-2.19.txt.
