@@ -151,3 +151,37 @@ def test_watch_redraws_until_interrupted(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(status_cli, "now", lambda: RECORDED)
     assert cli.main(["status", "-i", str(LAB), "--watch", "0.01"]) == 130
     assert capsys.readouterr().out.count("kafkaform status of ") == 2
+
+
+def test_dedicated_controllers_are_asked_about_themselves_alone() -> None:
+    """The KRaft lab's 3 dedicated controllers: each asked its listener and its keystore's
+    certificate (the quorum is read through the brokers); one answers with its listener closed,
+    one's helper predates the command, one is not reached: each is named."""
+    view = inventory.load(inventory.Sources((str(ROOT / "inventory" / "lab-kraft"),)))
+    cluster = model.build(view).to_dict()
+    asks = status_collect.asks(view, cluster)
+    for host in ("kf-ctl1", "kf-ctl2", "kf-ctl3"):
+        assert asks[host].run == {"controller_node": ["/usr/local/sbin/kafkaform-kafka", "node"]}
+    pem = recorded("healthy")["kf-kafka1"].tool("kafka").json()["certificate"]
+    refusal = ("usage: kafkaform-kafka ...\nkafkaform-kafka: error: argument command: invalid "
+               "choice: 'node' (choose from 'zk-state', 'describe')")
+    answers = {host: status_probe.Answer(host) for host in asks}
+    answers["kf-ctl1"] = status_probe.Answer("kf-ctl1", run={"controller_node": (
+        status_probe.Tool(0, json.dumps({"listener": "kf-ctl1:9094", "listening": False,
+                                         "certificate": pem}) + "\n", ""))})
+    answers["kf-ctl2"] = status_probe.Answer("kf-ctl2", run={"controller_node": (
+        status_probe.Tool(2, "", refusal))})
+    answers["kf-ctl3"] = status_probe.Answer("kf-ctl3",
+                                             problem="Ansible cannot reach it: timed out")
+    facts = status_collect.facts(answers, view, cluster, 30, 1.0, RECORDED)
+    found = {c.host: c for c in facts.certificates
+             if c.path == "/etc/kafka/tls/keystore.p12" and c.host.startswith("kf-ctl")}
+    assert found["kf-ctl1"].problem == "" and found["kf-ctl1"].not_after is not None
+    assert found["kf-ctl2"].problem == status_collect.OUTDATED
+    assert found["kf-ctl3"].problem == "Ansible cannot reach it: timed out"
+    quorum = {line.text: line.ok for s in judge(facts, [3001, 3002, 3003]).sections
+              if s.name == "KRaft quorum" for line in s.lines}
+    assert quorum["controller 3001 (kf-ctl1): its listener kf-ctl1:9094 is closed (its process "
+                  "is down)"] is False
+    assert quorum[f"controller 3002 (kf-ctl2): {status_collect.OUTDATED}"] is True
+    assert quorum["controller 3003 (kf-ctl3): Ansible cannot reach it: timed out"] is False

@@ -40,6 +40,9 @@ OUTDATED = ("its admin helper has no status command yet, so its listener and key
             "read: converge the kafka_broker role (playbooks/kafka.yml)")
 #: The tools' names in a host's Ask.
 KAFKA, SRVR, PIPELINE_UNIT, ALERTS = "kafka", "srvr", "pipeline_unit", "alerts"
+#: A KRaft controller that is not also a broker is asked about itself alone (its listener, its
+#: keystore's certificate): the quorum is read through the brokers, which every client reaches.
+CONTROLLER_NODE = "controller_node"
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,18 @@ class BrokerNode:
     quorum: Mapping[str, Any] | None = None
     problem: str = ""  # the host or the helper did not answer, or the cluster did not
     outdated: bool = False  # its helper predates `status` (the role not converged yet)
+
+
+@dataclass(frozen=True)
+class ControllerNode:
+    """A dedicated KRaft controller's own answer (kafkaform_admin.own_node)."""
+
+    host: str
+    id: int
+    listener: str = ""
+    listening: bool = False
+    problem: str = ""  # the host or its helper did not answer
+    outdated: bool = False  # its helper predates `node` (the role not converged yet)
 
 
 @dataclass(frozen=True)
@@ -121,6 +136,7 @@ class Facts:
     renew_days: int
     read_at: datetime
     seconds: float = 0.0  # how long the read took
+    controllers: list[ControllerNode] = field(default_factory=list)  # dedicated ones
 
 
 # --- what to ask ---------------------------------------------------------------------------------
@@ -139,6 +155,8 @@ def asks(view: model.InventoryView, cluster: Mapping[str, Any]) -> dict[str, Ask
             ask(member["host"]).files.append(zookeeper_cert(view, member["host"]))
     for broker in cluster["brokers"]:
         ask(broker["host"]).run[KAFKA] = [ADMIN_SCRIPT, "status"]
+    for host in dedicated_controllers(cluster):
+        ask(host).run[CONTROLLER_NODE] = [ADMIN_SCRIPT, "node"]
     for host, pipeline in pipelines(view, cluster).items():
         ask(host).run[PIPELINE_UNIT] = ["systemctl", "is-active", UNIT]
         ask(host).files.append(PROGRESS_FILE)
@@ -154,6 +172,12 @@ def asks(view: model.InventoryView, cluster: Mapping[str, Any]) -> dict[str, Ask
         for host in [*view.cluster_hosts(), *monitors]:
             ask(host).files.append(monitoring_tls()["cert"])
     return found
+
+
+def dedicated_controllers(cluster: Mapping[str, Any]) -> list[str]:
+    """The hosts of the KRaft controllers that are not brokers too (KR-04)."""
+    brokers = {str(b["host"]) for b in cluster["brokers"]}
+    return [str(c["host"]) for c in cluster["controllers"] if str(c["host"]) not in brokers]
 
 
 def zookeeper_cert(view: model.InventoryView, host: str) -> str:
@@ -194,16 +218,22 @@ def certificates(answers: Mapping[str, Answer], view: model.InventoryView,
                                              f"cannot read it: {read.get('error', 'no answer')}"))
             else:
                 found.append(certificate(host, path, read["text"]))
-    for broker in brokers:
-        helper = answers[broker.host].tool(KAFKA).json() or {}
+    nodes = [(b.host, KAFKA, b.outdated) for b in brokers]
+    for host in dedicated_controllers(cluster):
+        tool = answers[host].tool(CONTROLLER_NODE)
+        nodes.append((host, CONTROLLER_NODE, outdated(tool, "node")))
+    for host, asked, too_old in nodes:
+        helper = answers[host].tool(asked).json() or {}
         # Where the role puts it, as server.properties' ssl.keystore.location says.
-        keystore = (f"{setting(view.variables(broker.host), 'kafka_broker_tls_dir')!s}"
+        keystore = (f"{setting(view.variables(host), 'kafka_broker_tls_dir')!s}"
                     .rstrip("/") + "/keystore.p12")
         if helper.get("certificate"):
-            found.append(certificate(broker.host, keystore, helper["certificate"]))
-        elif helper.get("certificate_error") or broker.outdated:
-            found.append(CertificateFile(broker.host, keystore, problem=helper.get(
+            found.append(certificate(host, keystore, helper["certificate"]))
+        elif helper.get("certificate_error") or too_old:
+            found.append(CertificateFile(host, keystore, problem=helper.get(
                 "certificate_error") or OUTDATED))
+        elif answers[host].problem and asked == CONTROLLER_NODE:
+            found.append(CertificateFile(host, keystore, problem=answers[host].problem))
     return found
 
 
@@ -239,9 +269,27 @@ def broker_nodes(answers: Mapping[str, Answer], cluster: Mapping[str, Any]) -> l
     return found
 
 
-def outdated(tool: Tool) -> bool:
-    """Whether a broker's admin helper predates its ``status`` command (argparse's refusal)."""
-    return tool.rc == 2 and "invalid choice: 'status'" in tool.stderr
+def controller_nodes(answers: Mapping[str, Answer],
+                     cluster: Mapping[str, Any]) -> list[ControllerNode]:
+    ids = {str(c["host"]): int(c["node_id"]) for c in cluster["controllers"]}
+    found = []
+    for host in dedicated_controllers(cluster):
+        tool = answers[host].tool(CONTROLLER_NODE)
+        helper = tool.json()
+        if outdated(tool, "node"):
+            found.append(ControllerNode(host, ids[host], outdated=True))
+        elif not isinstance(helper, dict):
+            found.append(ControllerNode(host, ids[host], problem=answers[host].problem or
+                                        f"the admin helper gave no answer ({tool.why()})"))
+        else:
+            found.append(ControllerNode(host, ids[host], str(helper.get("listener", "")),
+                                        bool(helper.get("listening"))))
+    return found
+
+
+def outdated(tool: Tool, command: str = "status") -> bool:
+    """Whether a node's admin helper predates its ``command`` (argparse's refusal)."""
+    return tool.rc == 2 and f"invalid choice: '{command}'" in tool.stderr
 
 
 def members(answers: Mapping[str, Answer], cluster: Mapping[str, Any]) -> list[Member]:
@@ -321,4 +369,5 @@ def facts(answers: Mapping[str, Answer], view: model.InventoryView, cluster: Map
     return Facts(brokers, members(answers, cluster), bool(cluster["controllers"]),
                  certificates(answers, view, cluster, brokers),
                  pipeline_states(answers, view, cluster), alert_states(answers, view),
-                 renew_days, now or datetime.now(UTC), seconds)
+                 renew_days, now or datetime.now(UTC), seconds,
+                 controllers=controller_nodes(answers, cluster))

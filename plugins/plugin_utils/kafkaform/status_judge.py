@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .status_collect import OUTDATED, Alerts, BrokerNode, CertificateFile, Facts, Member, Pipeline
+from .status_collect import (
+    OUTDATED,
+    Alerts,
+    BrokerNode,
+    CertificateFile,
+    ControllerNode,
+    Facts,
+    Member,
+    Pipeline,
+)
 
 #: Seconds without a committed batch (with records waiting) or without a report from the driver
 #: after which the pipeline is unhealthy: PipelineStalled's (roles/monitoring/templates/etc/
@@ -156,7 +165,7 @@ def broker_line(node: BrokerNode, view: Mapping[str, Any] | None) -> Line:
     return Line(True, text, data)
 
 
-def controller_line(view: Mapping[str, Any], brokers: Sequence[BrokerNode]) -> Line:
+def active_controller_line(view: Mapping[str, Any], brokers: Sequence[BrokerNode]) -> Line:
     """ZooKeeper mode: the broker that holds the controller's znode."""
     if view.get("controller") is None:
         return Line(False, "no active controller")
@@ -174,7 +183,7 @@ def kafka(facts: Facts) -> Section:
     elif not facts.kraft:
         # In KRaft mode a broker names any live broker as the controller (KIP-590): the
         # quorum's section names the active one, its leader.
-        lines.append(controller_line(view, facts.brokers))
+        lines.append(active_controller_line(view, facts.brokers))
     lines += [broker_line(node, view) for node in facts.brokers]
     if view is not None:
         lines += partition_lines(view["partitions"])
@@ -203,11 +212,27 @@ def ensemble(members: Sequence[Member]) -> Section:
     return section("ZooKeeper", lines)
 
 
-def quorum(brokers: Sequence[BrokerNode], voters: Sequence[int], max_lag: int) -> Section:
+def dedicated_controller_line(node: ControllerNode) -> Line:
+    text = f"controller {node.id} ({node.host})"
+    data = {"controller": node.id, "host": node.host, "listening": node.listening}
+    if node.outdated:
+        return Line(True, f"{text}: {OUTDATED}", data, unknown=True)
+    if node.problem:
+        return Line(False, f"{text}: {node.problem}", data)
+    if not node.listening:
+        return Line(False, f"{text}: its listener {node.listener} is closed (its process is "
+                           "down)", data)
+    return Line(True, f"{text}: listening on {node.listener}", data)
+
+
+def quorum(brokers: Sequence[BrokerNode], voters: Sequence[int], max_lag: int,
+           controllers: Sequence[ControllerNode] = ()) -> Section:
+    own = [dedicated_controller_line(node) for node in controllers]
     found = next((b.quorum for b in brokers if b.quorum), None)
     if found is None:
         why = "; ".join(f"{b.host}: {b.problem}" for b in brokers if b.problem) or "no answer"
-        return section("KRaft quorum", [Line(False, f"no broker could read the quorum ({why})")])
+        return section("KRaft quorum",
+                       [Line(False, f"no broker could read the quorum ({why})"), *own])
     nodes = found.get("nodes") or {}
     current = [v for v in voters if str(v) in nodes
                and int(nodes[str(v)]["lag"]) <= max_lag]
@@ -222,7 +247,7 @@ def quorum(brokers: Sequence[BrokerNode], voters: Sequence[int], max_lag: int) -
         lines.append(Line(voter in current, f"voter {voter}: " + (
             f"{node['status']}, lag {node['lag']}" if node else "not in the quorum"),
             {"voter": voter, **(node or {})}))
-    return section("KRaft quorum", lines)
+    return section("KRaft quorum", [*lines, *own])
 
 
 # --- certificates, the pipeline, alerts --------------------------------------------------------
@@ -291,7 +316,7 @@ def judge(facts: Facts, voters: Sequence[int] = (), max_lag: int = 1000,
     if facts.ensemble:
         sections.append(ensemble(facts.ensemble))
     if facts.kraft:
-        sections.append(quorum(facts.brokers, voters, max_lag))
+        sections.append(quorum(facts.brokers, voters, max_lag, facts.controllers))
     if facts.certificates:
         sections.append(section("Certificates", (certificate_line(c, facts)
                                                  for c in facts.certificates)))

@@ -514,6 +514,22 @@ def keystore_certificate(server: Properties) -> str:
     return found.group(0) + "\n" if found else ""
 
 
+def node_certificate(server: Properties) -> dict[str, str]:
+    """``certificate``: the node's keystore certificate (:func:`keystore_certificate`), or
+    ``certificate_error``: why it could not be read."""
+    try:
+        return {"certificate": keystore_certificate(server)}
+    except (OSError, KeyError, subprocess.CalledProcessError) as error:
+        return {"certificate_error": f"cannot read the keystore: {error}"}
+
+
+def own_node(listener: str, server: Properties) -> dict[str, Any]:
+    """The node alone, asking no other: whether its own ``listener`` accepts connections, and
+    :func:`node_certificate` (what ``kafkaform status`` asks a dedicated KRaft controller)."""
+    return {"listener": listener, "listening": accepts_connections(listener),
+            **node_certificate(server)}
+
+
 def cluster_status(admin: Any) -> dict[str, Any]:
     """The cluster as its controller has it: the active controller, the brokers registered and
     not fenced, and :func:`placement`'s partitions (leader, replicas, ISR, min.insync.replicas)
@@ -529,11 +545,7 @@ def node_status(session: Session, listener: str, server: Properties,
     listener accepts connections, its keystore's certificate, the cluster asked through that
     listener (:func:`cluster_status`) and, in KRaft mode, the metadata quorum. A part it cannot
     read is an ``*_error`` text beside the others. The session is closed once asked."""
-    found: dict[str, Any] = {"listener": listener, "listening": accepts_connections(listener)}
-    try:
-        found["certificate"] = keystore_certificate(server)
-    except (OSError, KeyError, subprocess.CalledProcessError) as error:
-        found["certificate_error"] = f"cannot read the keystore: {error}"
+    found = own_node(listener, server)
     if found["listening"]:
         with session:
             try:
