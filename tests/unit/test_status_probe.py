@@ -89,3 +89,41 @@ def test_ansible_asks_every_host_at_once_and_names_the_one_it_cannot_reach(
     assert found["here"].tool("echo").json() == {"host": "here"}
     assert found["here"].files[str(tmp_path / "seen.txt")] == {"text": "here's file"}
     assert found["nowhere"].problem.startswith("Ansible cannot reach it: "), found["nowhere"]
+
+
+def _vaulted_host(tmp_path: Path, password: bytes) -> Path:
+    """An inventory whose one host has its connection vault-encrypted (local): the ad-hoc call
+    reaches it only when the child decrypts it with the secret the command was given."""
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    sealed = VaultLib([("default", VaultSecret(password))]).encrypt("local").decode()
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text("all:\n  hosts:\n    here:\n      ansible_connection: !vault |\n"
+                     + "".join(f"        {line}\n" for line in sealed.splitlines()))
+    return hosts
+
+
+@pytest.mark.parametrize("prompted", [False, True])
+def test_the_ad_hoc_call_decrypts_with_the_secret_the_command_was_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prompted: bool) -> None:
+    """A password file reaches the child through ANSIBLE_VAULT_IDENTITY_LIST, a secret typed at
+    the prompt through a pipe it inherits; without either it cannot read the host's variables."""
+    from ansible.parsing.vault import PromptVaultSecret
+
+    monkeypatch.delenv("ANSIBLE_VAULT_PASSWORD_FILE", raising=False)
+    monkeypatch.delenv("ANSIBLE_VAULT_IDENTITY_LIST", raising=False)
+    hosts = _vaulted_host(tmp_path, b"s3cret")
+    asks = {"here": Ask(run={"echo": ["sh", "-c", "echo '{\"ok\": 1}'"]})}
+    if prompted:
+        typed = PromptVaultSecret(_bytes=b"s3cret", vault_id="default")
+        monkeypatch.setattr(inventory.Sources, "secrets", lambda self, loader: [("default", typed)])
+        sources = inventory.Sources((str(hosts),), ask_vault_pass=True)
+    else:
+        secret = tmp_path / "vault-password"
+        secret.write_text("s3cret\n")
+        sources = inventory.Sources((str(hosts),), vault_password_files=(str(secret),))
+    found = ask_hosts(sources, asks)
+    assert found["here"].problem == "", found["here"]
+    assert found["here"].tool("echo").json() == {"ok": 1}
+    without = ask_hosts(inventory.Sources((str(hosts),)), asks)
+    assert without["here"].problem, "the host was reached without its vault secret"

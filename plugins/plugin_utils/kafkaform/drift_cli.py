@@ -22,17 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import drift, inventory, model, paths
+from . import ansible_child, drift, inventory, model, paths
 from .cli import InputError
 
 #: The collection's site playbook, which ansible-playbook finds by this name on its
@@ -76,23 +75,13 @@ def playbook_argument(value: str) -> str:
                      f"pass a playbook file, or a name such as {SITE}")
 
 
-def prompts(identity: str) -> bool:
-    """Whether a vault identity (``[LABEL@]SOURCE``) asks its secret at a prompt."""
-    return identity.rpartition("@")[2] in ("prompt", "prompt_ask_vault_pass")
-
-
 def environment(sources: inventory.Sources) -> dict[str, str]:
-    """The child's environment: this one, the vault identities given here (but those asked at a
-    prompt: :class:`Prompted` hands them over), the collection this package belongs to first on
-    the collections path (its callback and playbooks), and the callback as the stdout one."""
+    """The child's environment (:func:`ansible_child.environment`), with the collection this
+    package belongs to first on the collections path (its callback and playbooks), and the
+    callback as the stdout one."""
     from ansible import constants as C
 
-    env = dict(os.environ)
-    env.update(sources.environment())
-    identities = env.get("ANSIBLE_VAULT_IDENTITY_LIST")
-    if identities:
-        kept = [item for item in identities.split(",") if not prompts(item)]
-        env["ANSIBLE_VAULT_IDENTITY_LIST"] = ",".join(kept)
+    env = ansible_child.environment(sources)
     own = paths.collections_path()
     configured = [str(item) for item in C.COLLECTIONS_PATHS]
     search = [str(own)] if own else []
@@ -100,50 +89,6 @@ def environment(sources: inventory.Sources) -> dict[str, str]:
     env.update(ANSIBLE_COLLECTIONS_PATH=os.pathsep.join(search),
                ANSIBLE_STDOUT_CALLBACK=CALLBACK, ANSIBLE_NOCOLOR="1")
     return env
-
-
-def ansible_playbook() -> str:
-    """The ansible-playbook of the Ansible this command reads inventories with."""
-    beside = Path(sys.executable).parent / "ansible-playbook"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("ansible-playbook")
-    if found is None:
-        raise InputError("ansible-playbook is not on PATH. Fix: install ansible-core in this "
-                         "environment (pip install 'kafkaform')")
-    return found
-
-
-@dataclass
-class Prompted:
-    """Vault secrets typed at a prompt (--ask-vault-pass, --vault-id LABEL@prompt), handed to
-    the child through pipes it inherits, never a file: the operator is asked once, here."""
-
-    argv: list[str] = field(default_factory=list)
-    fds: list[int] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, sources: inventory.Sources) -> Prompted:
-        from ansible import constants as C
-        from ansible.parsing.vault import PromptVaultSecret
-
-        prompted = cls()
-        identities = [*C.DEFAULT_VAULT_IDENTITY_LIST, *sources.vault_ids]
-        if not sources.ask_vault_pass and not any(prompts(item) for item in identities):
-            return prompted
-
-        for vault_id, secret in sources.secrets(None):  # read while the inventory was
-            if isinstance(secret, PromptVaultSecret):
-                read, write = os.pipe()
-                os.write(write, bytes(secret.bytes) + b"\n")
-                os.close(write)
-                prompted.fds.append(read)
-                prompted.argv += ["--vault-id", f"{vault_id}@/dev/fd/{read}"]
-        return prompted
-
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
 
 
 class Progress:
@@ -275,12 +220,12 @@ def run(args: argparse.Namespace) -> int:
                          f"that inventory (`ansible-inventory -i {source} --graph` lists them)")
     if args.playbook == SITE:
         require_platform_hosts(view, matched, source)
-    argv = [ansible_playbook(), "--check", "--diff", playbook]
+    argv = [ansible_child.executable("ansible-playbook"), "--check", "--diff", playbook]
     for item in sources.resolved():
         argv += ["-i", item]
     if args.limit:
         argv += ["--limit", args.limit]
-    prompted = Prompted.of(sources)
+    prompted = ansible_child.Prompted.of(sources)
     print(f"kafkaform drift: {args.playbook} in check mode on {len(matched)} host(s) of {source}",
           file=sys.stderr)
     try:

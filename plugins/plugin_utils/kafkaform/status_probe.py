@@ -11,17 +11,15 @@ all answered as one JSON object. No listener of the cluster is opened to the con
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import inventory
+from . import ansible_child, inventory
 
 #: Run on each host by its own python3 (every host Ansible manages has one), as argv[1] the
 #: host's Ask as JSON. Standard library only; Python 3.6 and later.
@@ -162,15 +160,11 @@ def answers(report: Mapping[str, Any], hosts: list[str]) -> dict[str, Answer]:
 
 def ansible_command(sources: inventory.Sources, hosts: list[str], extra_vars: str) -> list[str]:
     """The ad-hoc call: every host of ``hosts`` runs its probe (``extra_vars`` maps each to its
-    command line), all at once."""
-    ansible = Path(sys.executable).parent / "ansible"
-    argv = [str(ansible) if ansible.exists() else "ansible", ",".join(hosts)]
+    command line), all at once. The vault secrets go through the environment and the prompted
+    ones' pipes (:mod:`.ansible_child`)."""
+    argv = [ansible_child.executable("ansible"), ",".join(hosts)]
     for source in sources.resolved():
         argv += ["-i", source]
-    for vault_id in sources.vault_ids:
-        argv += ["--vault-id", vault_id]
-    for password_file in sources.vault_password_files:
-        argv += ["--vault-password-file", password_file]
     return [*argv, "--forks", str(max(len(hosts), 1)), "--timeout", str(CONNECT_TIMEOUT_S),
             # raw: no module to build and copy to each host, half of the call's time. The space:
             # an argument that begins with a brace, Ansible reads as JSON.
@@ -213,15 +207,19 @@ def report(sources: inventory.Sources, asks: Mapping[str, Ask]) -> dict[str, Any
     with tempfile.TemporaryDirectory(prefix="kafkaform-status-") as scratch:
         extra = Path(scratch) / "probes.yml"
         extra.write_text(extra_vars(asks), encoding="utf-8")
-        env = {**os.environ, **sources.environment(), "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+        env = {**ansible_child.environment(sources), "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
                "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
                "ANSIBLE_DEPRECATION_WARNINGS": "0", "ANSIBLE_NOCOLOR": "1"}
+        prompted = ansible_child.Prompted.of(sources)
         try:
-            done = subprocess.run(ansible_command(sources, hosts, str(extra)),
+            done = subprocess.run(ansible_command(sources, hosts, str(extra)) + prompted.argv,
                                   capture_output=True, text=True, env=env,
-                                  timeout=CALL_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+                                  timeout=CALL_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+                                  pass_fds=prompted.fds)
         except subprocess.TimeoutExpired as error:
             raise AnsibleFailed(f"Ansible did not finish within {CALL_TIMEOUT_S} s") from error
+        finally:
+            prompted.close()
     try:
         found = json_document(done.stdout)
     except ValueError:
