@@ -99,6 +99,15 @@ STOPPED = cluster([1, 2], [part("kf.events", 0, 1, [1, 2, 3], [1, 2]),
                                                                      "it: timeout")]},
      "Kafka", ["broker 3 (kf-kafka3): registered, rack lab-a, 0 leaders, 2 replicas, log dirs "
                "1.0 GiB used of 4.0 GiB (75% free); its host: Ansible cannot reach it: timeout"]),
+    # A log directory with less than a tenth of its disk free; the others, at 10%, are not.
+    ({"brokers": brokers({**HEALTHY_CLUSTER, "brokers": [
+        {"id": 1, "rack": "lab-a", "total": 100 * 2**30, "usable": 9 * 2**30},
+        *({"id": i, "rack": "lab-a", "total": 100 * 2**30, "usable": 10 * 2**30}
+          for i in (2, 3))]})},
+     "Kafka", ["broker 1 (kf-kafka1): registered, rack lab-a, 1 leaders, 2 replicas, log dirs "
+               "91.0 GiB used of 100.0 GiB (9% free); less than 10% free: a full log directory "
+               "goes offline with its replicas (MO-16). Lower the retention of the largest "
+               "topics or add disk"]),
     ({"brokers": brokers(cluster([1, 2, 3], [], controller=None))},
      "Kafka", ["no active controller"]),
     ({"brokers": [BrokerNode(f"kf-kafka{i}", i, problem="the admin helper gave no answer")

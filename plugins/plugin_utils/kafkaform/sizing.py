@@ -21,6 +21,10 @@ from .defaults import role_default
 from .rules import cite
 
 MB_PER_GB = 1_000
+#: The share of a data disk that stays free: a log directory that fills goes offline with every
+#: replica on it (OP-07: moves leave it free; MO-16: status and the alert rules say when it is
+#: not).
+DISK_FREE_MIN = 0.1
 MB_PER_TB = 1_000_000
 #: 1 Gbit/s carries 125 MB/s.
 MB_S_PER_GBIT_S = 125

@@ -1,9 +1,10 @@
 """Whether what `kafkaform status` read is healthy: one section per part of the platform, each a
 list of lines, the unhealthy ones first, each saying what it found and, when unhealthy, why.
 
-Unhealthy: a broker not registered, down or not reached; no active controller; any
-under-replicated, under-min-ISR or offline partition; a ZooKeeper ensemble or KRaft quorum
-without a leader or without a majority serving; a certificate under the renewal threshold the
+Unhealthy: a broker not registered, down or not reached, or whose log directories have less than
+a tenth of their disk free (MO-16); no active controller; any under-replicated, under-min-ISR or
+offline partition; a ZooKeeper ensemble or KRaft quorum without a leader or without a majority
+serving; a certificate under the renewal threshold the
 PKI uses (kafkaform_tls_renew_before_days, SE-02); a pipeline that should run and does not, or
 that committed no batch for longer than the threshold while records wait, or whose driver stopped
 reporting (as the PipelineStalled alert, MO-09); an alert firing; a host Ansible cannot reach.
@@ -15,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .rules import cite
+from .sizing import DISK_FREE_MIN
 from .status_collect import (
     OUTDATED,
     Alerts,
@@ -154,12 +157,19 @@ def broker_line(node: BrokerNode, view: Mapping[str, Any] | None) -> Line:
         return Line(False, f"{where}: not registered ({why})", data)
     text = (f"{where}: registered, rack {data['rack'] or '(none)'}, {data['leaders']} leaders, "
             f"{data['replicas']} replicas")
+    full = ""
     if entry.get("total"):
         total, usable = int(entry["total"]), int(entry["usable"])
         text += (f", log dirs {size(total - usable)} used of {size(total)} "
                  f"({100 * usable / total:.0f}% free)")
+        if usable < DISK_FREE_MIN * total:
+            full = (f"; less than {DISK_FREE_MIN:.0%} free: a full log directory goes offline "
+                    f"with its replicas ({cite('MO-16')}). Lower the retention of the largest "
+                    "topics or add disk")
     if node.problem:  # registered, yet its own helper did not answer: say so
-        return Line(False, f"{text}; its host: {node.problem}", data)
+        return Line(False, f"{text}{full}; its host: {node.problem}", data)
+    if full:
+        return Line(False, text + full, data)
     if node.outdated:
         return Line(True, f"{text}; {OUTDATED}", data, unknown=True)
     return Line(True, text, data)

@@ -9,6 +9,7 @@ from typing import Any
 from .. import tls_policy
 from ..defaults import setting
 from ..model import GROUPS, MONITORING
+from ..sizing import DISK_FREE_MIN
 from . import SYSTEMD_UNIT_DIR
 from .sandbox import root_reader_sandbox, sandbox
 from .spark_node import METRICS_PATHS as SPARK_METRICS_PATHS
@@ -144,6 +145,8 @@ def monitoring_context(cluster: Mapping[str, Any], host: str, settings: Mapping[
                           for m in groups.get(MONITORING, ())],
         "scrape_interval": str(get("scrape_interval")),
         "evaluation_interval": str(get("evaluation_interval")),
+        # FilesystemAlmostFull fires below this share free (MO-16).
+        "disk_free_min": DISK_FREE_MIN,
         "is_cluster_host": cluster_host,
         "is_monitoring_host": monitoring_host,
         "units": units,

@@ -15,13 +15,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..rules import cite
+from ..sizing import DISK_FREE_MIN
 from .decommission import Topic, decommission_problems
 from .reassignment import moves_off, moves_onto
 from .restart_batches import Partition, placement
 
 OPERATIONS = ("decommission", "scale_out")
-#: The share of a receiving broker's disks that stays free after the moves (OP-07).
-DISK_RESERVE = 0.1
 #: How often the moves in flight report what is left, in seconds (OP-06).
 REPORT_S = 30
 MIB = 1024 * 1024
@@ -145,7 +144,7 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
 def disk_problems(answer: Mapping[str, Any],
                   moves: Mapping[tuple[str, int], list[int]]) -> tuple[list[str], str]:
     """Whether the new replicas fit the disks of the brokers they go to, each keeping
-    DISK_RESERVE of its disks free (a log directory that fills goes offline, and with the
+    DISK_FREE_MIN of its disks free (a log directory that fills goes offline, and with the
     metadata's, the broker): the problems, and a warning naming the brokers that did not say
     how much they have free."""
     before = {(str(p["topic"]), int(p["partition"])): (set(p["replicas"]), int(p.get("size", 0)))
@@ -161,11 +160,11 @@ def disk_problems(answer: Mapping[str, Any],
         total, usable = disks.get(broker, {}).get("total"), disks.get(broker, {}).get("usable")
         if total is None or usable is None:
             unknown.append(str(broker))
-        elif usable - size < DISK_RESERVE * total:
+        elif usable - size < DISK_FREE_MIN * total:
             problems.append(
                 f"broker {broker} would take {size / 2**20:.0f} MiB of new replicas with "
                 f"{usable / 2**20:.0f} MiB free of {total / 2**20:.0f} MiB, leaving less than "
-                f"{DISK_RESERVE:.0%} free ({cite('OP-07')}). Add disk or brokers first, or "
+                f"{DISK_FREE_MIN:.0%} free ({cite('OP-07')}). Add disk or brokers first, or "
                 "shorten the retention of the largest topics")
     warning = (f"broker(s) {', '.join(unknown)} did not say how much disk they have free: the "
                f"moves onto them are not checked against it ({cite('OP-07')})") if unknown else ""
