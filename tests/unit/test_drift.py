@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kafkaform.drift_cli import MONITORING, SITE, default_playbooks
+from kafkaform.model import InventoryView
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 #: What the no_log task writes; it must never be printed.
@@ -191,3 +194,30 @@ def test_the_site_playbook_wants_platform_hosts(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "is in a kafkaform group" in run.stderr
     assert "check mode on" not in run.stderr
+
+
+def test_several_playbooks_are_checked_in_one_run_in_order(tmp_path: Path) -> None:
+    """--playbook repeated: one check run of both (the default does so with the site and the
+    monitoring playbooks), each one's changes under its host."""
+    first, second = tmp_path / "first.yml", tmp_path / "second.yml"
+    for playbook, name in ((first, "one.conf"), (second, "two.conf")):
+        playbook.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+            {"name": f"Write {name}", "ansible.builtin.copy": {
+                "dest": str(tmp_path / name), "content": "x\n", "mode": "0644"}}]}]))
+    run = drift("-i", str(write_inventory(tmp_path)), "--playbook", str(first),
+                "--playbook", str(second), "--format", "json")
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert report["playbooks"] == [str(first), str(second)]
+    (host,) = report["hosts"]
+    files = [change["path"] for change in host["files"]]
+    assert files == [str(tmp_path / "one.conf"), str(tmp_path / "two.conf")]
+    assert f"{first}, {second} in check mode on 1 host(s)" in run.stderr
+
+
+def test_the_whole_platform_is_site_then_monitoring_where_monitoring_hosts_are() -> None:
+    groups = {"zookeeper": ["zk1"], "kafka_broker": ["k1"]}
+    hostvars: dict[str, dict[str, Any]] = {"zk1": {}, "k1": {}, "mon": {}}
+    assert default_playbooks(InventoryView(groups=groups, hostvars=hostvars)) == [SITE]
+    assert default_playbooks(InventoryView(groups={**groups, "monitoring": ["mon"]},
+                                           hostvars=hostvars)) == [SITE, MONITORING]

@@ -1,6 +1,7 @@
 """`kafkaform drift -i INVENTORY`: what differs on each host from what the inventory declares.
 
-Runs the collection's playbook (default kafkaform.platform.site, playbooks/site.yml) with
+Runs the collection's playbooks (default kafkaform.platform.site, playbooks/site.yml, then
+kafkaform.platform.monitoring where the inventory has monitoring hosts) with
 `ansible-playbook --check --diff`: this environment's Ansible, the operator's ansible.cfg, the
 inventory sources and vault identities given here. Nothing is changed on any host. Each task's
 result comes back through the kafkaform.platform.drift callback; the summary lists per host the
@@ -37,6 +38,8 @@ from .cli import InputError
 #: The collection's site playbook, which ansible-playbook finds by this name on its
 #: collections path.
 SITE = "kafkaform.platform.site"
+#: The monitoring playbook, which runs after the site one (`./dev lab` runs both).
+MONITORING = "kafkaform.platform.monitoring"
 #: The collection's callback that reports each result as a JSON line (plugins/callback/drift.py).
 CALLBACK = "kafkaform.platform.drift"
 #: Where standard error is no terminal (a CI log), the longest silence while a play runs.
@@ -53,9 +56,11 @@ def add_commands(commands: Any) -> None:
     inventory.add_arguments(parser)
     parser.add_argument("--limit", metavar="PATTERN",
                         help="check only the hosts matching this Ansible host pattern")
-    parser.add_argument("--playbook", default=SITE, metavar="NAME_OR_PATH",
+    parser.add_argument("--playbook", action="append", metavar="NAME_OR_PATH",
                         help=f"the playbook to check with: a file, or a collection playbook's "
-                        f"name (default: {SITE}, the whole platform)")
+                        f"name; repeat for several, run in order (default: {SITE}, then "
+                        f"{MONITORING} when the inventory has {model.MONITORING} hosts: the "
+                        "whole platform)")
     parser.add_argument("--diff", action="store_true",
                         help="show each changed text file's unified diff (always in json)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -207,10 +212,16 @@ def require_platform_hosts(view: model.InventoryView, matched: list[str], source
                          "inventory/lab/hosts.yml), or pass --playbook for other hosts")
 
 
+def default_playbooks(view: model.InventoryView) -> list[str]:
+    """The whole platform: the site playbook, and the monitoring one where the inventory has
+    monitoring hosts (without them the platform has no monitoring to compare)."""
+    return [SITE, MONITORING] if view.members(model.MONITORING) else [SITE]
+
+
 def run(args: argparse.Namespace) -> int:
     sources = inventory.Sources.from_args(args)
     source = str(sources)
-    playbook = playbook_argument(args.playbook)
+    given = [playbook_argument(name) for name in args.playbook or ()]
     # Read here first: a missing inventory, a vault secret missing, a --limit matching nothing
     # are said in a line now, not after the minutes a check run of the site playbook takes.
     view, matched = inventory.select(sources, args.limit)
@@ -218,30 +229,32 @@ def run(args: argparse.Namespace) -> int:
         where = f"--limit {args.limit!r}" if args.limit else "the inventory"
         raise InputError(f"no host of {source} matches {where}. Fix: pass a host pattern of "
                          f"that inventory (`ansible-inventory -i {source} --graph` lists them)")
-    if args.playbook == SITE:
+    if not given:
         require_platform_hosts(view, matched, source)
-    argv = [ansible_child.executable("ansible-playbook"), "--check", "--diff", playbook]
+    names = args.playbook or default_playbooks(view)  # as the operator knows them
+    argv = [ansible_child.executable("ansible-playbook"), "--check", "--diff",
+            *(given or names)]
     for item in sources.resolved():
         argv += ["-i", item]
     if args.limit:
         argv += ["--limit", args.limit]
     prompted = ansible_child.Prompted.of(sources)
-    print(f"kafkaform drift: {args.playbook} in check mode on {len(matched)} host(s) of {source}",
-          file=sys.stderr)
+    print(f"kafkaform drift: {', '.join(names)} in check mode on {len(matched)} host(s) of "
+          f"{source}", file=sys.stderr)
     try:
         outcome = check_run(argv + prompted.argv, environment(sources), prompted.fds)
     finally:
         prompted.close()
-    return report(outcome, args)
+    return report(outcome, args, names)
 
 
-def report(outcome: Outcome, args: argparse.Namespace) -> int:
+def report(outcome: Outcome, args: argparse.Namespace, playbooks: list[str]) -> int:
     """Print the summary and say what the run found: the exit code."""
     summary = outcome.summary
     problems = summary.problems()
     stopped = outcome.returncode != 0 and not problems
     if args.format == "json":
-        data = {"playbook": args.playbook, "limit": args.limit, **drift.to_dict(summary),
+        data = {"playbooks": playbooks, "limit": args.limit, **drift.to_dict(summary),
                 "ansible_exit": outcome.returncode,
                 "stopped": why_stopped(outcome.errors) if stopped else None}
         json.dump(data, sys.stdout, indent=2)
