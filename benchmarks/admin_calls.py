@@ -57,7 +57,7 @@ def main() -> int:
         "after": install(args.host, "after", {
             name: (ROOT / FILES / name).read_text(encoding="utf-8")
             for name in ("kafkaform-kafka", "kafkaform_admin.py", "kafkaform_tools.py",
-                         "kafkaform_reassign.py")}),
+                         "kafkaform_reassign.py", "kafkaform_scram.py")}),
     }
     server = podman("exec", args.host, "cat", "/etc/kafka/server.properties").stdout
     broker = next(line.split("=", 1)[1] for line in server.splitlines()

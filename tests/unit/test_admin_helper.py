@@ -11,12 +11,18 @@ import json
 import re
 import signal
 import socket
+import ssl
+import struct
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import pytest
+from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from kafkaform import acls, topics
 from kafkaform.jvm import KAFKA_TOOL
@@ -517,24 +523,196 @@ def test_an_acl_action_becomes_one_binding_per_operation_in_kafkas_names(
                                                     "PREFIXED")]
 
 
-def test_scram_users_change_only_when_their_password_did_and_go_to_the_controller(
+def scram_512(helper: ModuleType, iterations: int = 8192) -> dict[str, object]:
+    """describe_user_scram_credentials' answer for a user with a SCRAM-SHA-512 credential."""
+    return {"error": None, "credential_infos": [
+        {"mechanism": helper.kafka_scram.ScramMechanism.SCRAM_SHA_512,
+         "iterations": iterations}]}
+
+
+class Logins:
+    """Logins on a cluster that holds ``passwords``, each one tried kept by name."""
+
+    def __init__(self, passwords: dict[str, str]) -> None:
+        self.passwords, self.tried = passwords, []
+
+    def __call__(self, name: str, password: str) -> bool:
+        self.tried.append(name)
+        return self.passwords.get(name) == password
+
+
+def test_a_password_is_set_only_for_the_user_who_does_not_log_in_with_it(
         helper: ModuleType, tmp_path: Path) -> None:
-    admin = helper.kafka_admin
+    scram = helper.kafka_scram
+    client = Recorder({"app": scram_512(helper), "ops": scram_512(helper)})
+    login = Logins({"app": "one", "ops": "set-by-hand"})
+    spec = {"iterations": 8192, "users": [{"name": "app", "password": "one"},
+                                          {"name": "ops", "password": "two"}]}
+    state = tmp_path / "users.json"
+    assert scram.converge_users(client, spec, True, login, str(state)) == ["ops"]
+    assert sorted(login.tried) == ["app", "ops"] and client.sent == []
+    assert scram.converge_users(client, spec, False, login, str(state)) == ["ops"]
+    (request,) = client.sent
+    assert request.deletions == []
+    assert [(u[0], u[1], u[2]) for u in request.upsertions] == [("ops", 2, 8192)]
+    assert not state.exists()  # a broker that logs users in keeps no hashes
+
+
+def test_other_iterations_a_missing_credential_and_absent_users_need_no_login(
+        helper: ModuleType) -> None:
+    sha_256 = {"error": None, "credential_infos": [
+        {"mechanism": helper.kafka_scram.ScramMechanism.SCRAM_SHA_256, "iterations": 8192}]}
+    client = Recorder({"app": scram_512(helper, 4096), "old": scram_512(helper),
+                       "web": sha_256})
+    login = Logins({"app": "one", "web": "three"})
+    spec = {"iterations": 8192, "users": [
+        {"name": "app", "password": "one"}, {"name": "web", "password": "three"},
+        {"name": "new", "password": "four"}, {"name": "old", "state": "absent"},
+        {"name": "gone", "state": "absent"}]}
+    assert helper.kafka_scram.converge_users(client, spec, False, login) == [
+        "app", "web", "new", "old"]
+    assert login.tried == []
+    (request,) = client.sent
+    assert [d[0] for d in request.deletions] == ["old"]
+    assert [(u[0], u[2]) for u in request.upsertions] == [("app", 8192), ("web", 8192),
+                                                           ("new", 8192)]
+
+
+def test_logins_are_tried_at_once(helper: ModuleType) -> None:
+    """Three logins that each wait for the other two: tried one after another, none returns."""
+    arrived = threading.Barrier(3, timeout=10)
+    login = Logins({"a": "x", "b": "y", "c": "z"})
+
+    def waiting(name: str, password: str) -> bool:
+        arrived.wait()
+        return login(name, password)
+
+    users = [{"name": name, "password": "x"} for name in "abc"]
+    assert helper.kafka_scram.converge_users(
+        Recorder({n: scram_512(helper) for n in "abc"}), {"iterations": 8192, "users": users},
+        True, waiting) == ["b", "c"]
+
+
+@contextlib.contextmanager
+def silent_listener() -> Iterator[str]:
+    """A listener that takes connections and never answers."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+
+
+@contextlib.contextmanager
+def closed_listener() -> Iterator[str]:
+    """A port nothing listens on: the connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    yield f"127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize(("listener", "why"), [
+    (closed_listener, "ConnectionRefusedError"),
+    (silent_listener, "TimeoutError: _ssl.c:[0-9]+: The handshake operation timed out"),
+])
+@pytest.mark.usefixtures("no_process")
+def test_a_login_that_cannot_be_tried_fails_the_answer_naming_the_listener(
+        helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], listener: Callable[[], Any], why: str) -> None:
+    """A refused connection or a listener that does not answer says nothing of the password:
+    the state command fails, naming the listener, and reports no user as changed."""
+    scram = helper.kafka_scram
+    monkeypatch.setattr(scram, "LOGIN_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(scram, "tls_context", lambda _server: ssl.create_default_context())
+    client = StateAdmin({"app": scram_512(helper)})
+    wanted = {"users": {"iterations": 8192, "users": [{"name": "app", "password": "s3cret"}]}}
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(read=lambda: json.dumps(wanted)))
+    with listener() as address:
+        conf = (f"listeners=CLIENT://0.0.0.0:{address.rpartition(':')[2]}\n"
+                f"advertised.listeners=CLIENT://{address}\n"
+                "listener.security.protocol.map=CLIENT:SASL_SSL\n"
+                "listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512\n")
+        with pytest.raises(SystemExit) as failed:
+            run_admin_command(helper, tmp_path, monkeypatch, client, "state", conf=conf)
+    assert re.search(f"cannot log in on the SASL listener {address}: {why}", str(failed.value))
+    assert "s3cret" not in str(failed.value)
+    assert capsys.readouterr().out == "" and client.sent == []
+
+
+def fake_broker(end: socket.socket, answers: list[Any]) -> None:
+    """Answer each request read from ``end`` with the next of ``answers``, then hang up at once,
+    as a broker does after a failed login."""
+    for answer in answers:
+        size = struct.unpack(">i", end.recv(4))[0]
+        request = end.recv(size, socket.MSG_WAITALL)
+        answer.with_header(correlation_id=struct.unpack(">i", request[4:8])[0])
+        end.sendall(answer.encode(header=True, framed=True))
+    end.close()
+
+
+@pytest.mark.parametrize(("answers", "logged_in"), [
+    ([SaslHandshakeResponse(error_code=0, mechanisms=["SCRAM-SHA-512"], version=1),
+      SaslAuthenticateResponse(error_code=58, error_message="Authentication failed",
+                               auth_bytes=b"", session_lifetime_ms=0, version=1)], False),
+    ([SaslHandshakeResponse(error_code=0, mechanisms=["PLAIN"], version=1)], None),
+    ([SaslHandshakeResponse(error_code=0, mechanisms=["SCRAM-SHA-512"], version=1)], None),
+])
+def test_only_kafkas_authentication_failure_says_the_password_differs(
+        helper: ModuleType, answers: list[Any], logged_in: bool | None) -> None:
+    """SASL_AUTHENTICATION_FAILED, the connection closed right behind it: the password differs.
+    A listener without SCRAM-SHA-512, or one that hangs up mid-exchange: an error."""
+    client, broker = socket.socketpair()
+    serving = threading.Thread(target=fake_broker, args=(broker, answers))
+    serving.start()
+    try:
+        if logged_in is None:
+            with pytest.raises((ValueError, ConnectionError)):
+                helper.kafka_scram._scram_exchange(client, "app", "s3cret")
+        else:
+            assert helper.kafka_scram._scram_exchange(client, "app", "s3cret") is logged_in
+    finally:
+        serving.join(timeout=10)
+        client.close()
+
+
+@pytest.mark.parametrize(("server", "listener"), [
+    # As kafkaform writes it: the advertised name, the one in the broker's certificate.
+    ("listeners=BROKER://0.0.0.0:9091,CLIENT://0.0.0.0:9092\n"
+     "advertised.listeners=BROKER://k1:9091,CLIENT://k1:9092\n"
+     "listener.security.protocol.map=BROKER:SSL,CLIENT:SASL_SSL\n"
+     "sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+     "listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512\n", "k1:9092"),
+    ("listeners=SASL_SSL://k1:9094\nsasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n", "k1:9094"),
+    ("listeners=CLIENT://k1:9092\nlistener.security.protocol.map=CLIENT:SASL_SSL\n"
+     "sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+     "listener.name.client.sasl.enabled.mechanisms=PLAIN\n", None),
+    ("listeners=SASL_SSL://k1:9094\n", None),  # Kafka's default mechanism: GSSAPI
+    ("listeners=BROKER://k1:9091\nlistener.security.protocol.map=BROKER:SSL\n", None),
+])
+def test_the_login_listener_is_the_sasl_ssl_one_offering_scram(
+        helper: ModuleType, tmp_path: Path, server: str, listener: str | None) -> None:
+    (tmp_path / "server.properties").write_text(server)
+    properties = helper.properties(str(tmp_path / "server.properties"))
+    assert helper.kafka_scram.scram_listener(properties) == listener
+
+
+def test_without_a_sasl_listener_the_hash_kept_of_what_was_set_decides(
+        helper: ModuleType, tmp_path: Path) -> None:
+    scram = helper.kafka_scram
     state = str(tmp_path / "state" / "users.json")
-    scram = {"error": None, "credential_infos": [
-        {"mechanism": admin.ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]}
     spec = {"iterations": 8192, "users": [{"name": "app", "password": "one"},
                                           {"name": "old", "state": "absent"}]}
-    client = Recorder({"old": scram})
-    assert admin.converge_users(client, spec, dry_run=False, state_path=state) == ["app", "old"]
+    client = Recorder({"old": scram_512(helper)})
+    assert scram.converge_users(client, spec, False, None, state) == ["app", "old"]
     (request,) = client.sent
     assert [d[0] for d in request.deletions] == ["old"]
     assert [(u[0], u[1], u[2]) for u in request.upsertions] == [("app", 2, 8192)]
-    again = Recorder({"app": scram})
-    assert admin.converge_users(again, spec, dry_run=False, state_path=state) == []
+    assert "one" not in Path(state).read_text(encoding="utf-8")
+    again = Recorder({"app": scram_512(helper)})
+    assert scram.converge_users(again, spec, False, None, state) == []
     assert again.sent == []
     changed = {**spec, "users": [{"name": "app", "password": "two"}]}
-    assert admin.converge_users(again, changed, dry_run=True, state_path=state) == ["app"]
+    assert scram.converge_users(again, changed, True, None, state) == ["app"]
+    assert scram.converge_users(again, {**spec, "iterations": 4096}, True, None,
+                                state) == ["app"]
     assert again.sent == []
 
 
@@ -570,10 +748,11 @@ TOPIC_ACTIONS = topics.plan(
 
 
 def run_admin_command(helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                      client: object, *argv: str) -> tuple[int, int]:
-    """The helper's exit code for ``argv`` with ``client`` as its admin client, and how many
-    clients it opened."""
-    (tmp_path / "server.properties").write_text("advertised.listeners=BROKER://k1:9091\n")
+                      client: object, *argv: str,
+                      conf: str = "advertised.listeners=BROKER://k1:9091\n") -> tuple[int, int]:
+    """The helper's exit code for ``argv`` with ``client`` as its admin client (``conf``: its
+    server.properties), and how many clients it opened."""
+    (tmp_path / "server.properties").write_text(conf)
     opened: list[object] = []
 
     def opener(*_given: object) -> object:
@@ -799,11 +978,9 @@ class StateAdmin(Recorder):
 def test_state_answers_topics_acls_and_users_in_one_client_and_changes_nothing(
         helper: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    admin = helper.kafka_admin
-    scram = {"error": None, "credential_infos": [
-        {"mechanism": admin.ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]}
-    client = StateAdmin({"app": scram})
-    monkeypatch.setattr(admin, "SCRAM_STATE", str(tmp_path / "users.json"))
+    client = StateAdmin({"app": scram_512(helper)})
+    # No SASL listener in server.properties: the hashes kept of what was set decide.
+    monkeypatch.setattr(helper.kafka_scram, "SCRAM_STATE", str(tmp_path / "users.json"))
     wanted = {"topics": True, "acls": True,
               "users": {"iterations": 8192, "users": [{"name": "app", "password": "pw"}]}}
     monkeypatch.setattr(sys, "stdin", SimpleNamespace(read=lambda: json.dumps(wanted)))

@@ -1,5 +1,5 @@
 # Managed by kafkaform (roles/kafka_broker/files/kafkaform_admin.py); local changes are overwritten.
-"""Kafka administration through Kafka's admin protocol: topics, their configs, SCRAM users, ACLs,
+"""Kafka administration through Kafka's admin protocol: topics, their configs, ACLs,
 leader elections, a broker's dynamic TLS stores and the cluster's health, asked of the cluster
 by one client in one process (kafka-python's KafkaAdminClient, installed beside this file by the
 kafka_broker role), never by parsing the text of Kafka's command-line tools.
@@ -8,18 +8,15 @@ The client connects as the node's own admin configuration says (admin-client.pro
 BROKER listener over TLS with the broker's certificate, a super user; in plaintext while a
 cluster built open is being secured). ``kafkaform-kafka`` calls it; its JVM tools remain only
 where Kafka has no client API for the question (storage format, features, the metadata quorum
-of a controller, ZooKeeper's znodes).
+of a controller, ZooKeeper's znodes). SCRAM users are kafkaform_scram's, beside this file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import re
-import secrets
 import socket
 import ssl
 import subprocess
@@ -39,20 +36,10 @@ from kafka.admin import (
     ResourcePattern,
     ResourcePatternFilter,
     ResourceType,
-    ScramMechanism,
-    UserScramCredentialDeletion,
-    UserScramCredentialUpsertion,
-)
-from kafka.protocol.admin.users import (
-    AlterUserScramCredentialsRequest,
 )
 
 FILE_REFERENCE = re.compile(r"\$\{file:(?P<path>[^:}]+):(?P<key>[^}]+)\}")
 PEM_CERTIFICATE = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", re.S)
-SCRAM = "SCRAM-SHA-512"
-#: What was last set for each user, as a salted PBKDF2 hash (root only): passwords are never
-#: readable back from Kafka, and setting one again on every run would report a change each time.
-SCRAM_STATE = "/var/lib/kafkaform/kafka-scram-users.json"
 #: Seconds one request may take; a health check repeats rather than waits.
 REQUEST_TIMEOUT_MS = 20_000
 #: The election error that means the preferred replica already leads: nothing to do.
@@ -311,92 +298,23 @@ def apply_each(admin: Any, actions: Sequence[Mapping[str, Any]], apply: Apply, d
         say(said)
 
 
-# --- SCRAM users -----------------------------------------------------------------------------
-
-def _digest(password: str, salt: str) -> str:
-    return hashlib.pbkdf2_hmac("sha256", password.encode(), bytes.fromhex(salt), 200_000).hex()
-
-
-def _load_state(path: str) -> dict[str, dict[str, str]]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            loaded = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
-
-
-def converge_users(admin: Any, spec: Mapping[str, Any], dry_run: bool,
-                   state_path: str = SCRAM_STATE) -> list[str]:
-    """Create, update or delete SCRAM users; a password that did not change is not set again.
-    The names changed (or, with ``dry_run``, that would be)."""
-    state = _load_state(state_path)
-    existing = {name for name, info in admin.describe_user_scram_credentials().items()
-                if any(c["mechanism"] == ScramMechanism.SCRAM_SHA_512
-                       for c in info.get("credential_infos") or [])}
-    changes: list[Any] = []
-    changed = []
-    for user in spec["users"]:
-        name = str(user["name"])
-        if user.get("state", "present") == "absent":
-            if name in existing:
-                changes.append(UserScramCredentialDeletion(name, SCRAM))
-                changed.append(name)
-            state.pop(name, None)
-            continue
-        known = state.get(name)
-        if name in existing and known and hmac.compare_digest(
-                known["hash"], _digest(str(user["password"]), known["salt"])):
-            continue
-        changes.append(UserScramCredentialUpsertion(name, SCRAM, str(user["password"]),
-                                                    iterations=int(spec["iterations"])))
-        salt = secrets.token_hex(16)
-        state[name] = {"salt": salt, "hash": _digest(str(user["password"]), salt)}
-        changed.append(name)
-    if dry_run or not changes:
-        return changed
-    failed = alter_scram(admin, changes)
-    if failed:
-        raise SystemExit(f"kafkaform-kafka: SCRAM credentials not changed: {failed}")
-    os.makedirs(os.path.dirname(state_path), mode=0o700, exist_ok=True)
-    with open(os.open(state_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
-              encoding="utf-8") as handle:
-        json.dump(state, handle)
-    return changed
-
+# --- what the declarations are compared with ------------------------------------------------
 
 def declared_state(admin: Any, wanted: Mapping[str, Any],
-                   state_path: str | None = None) -> dict[str, Any]:
+                   users_changed: Callable[[Mapping[str, Any]], list[str]]) -> dict[str, Any]:
     """What the declared topics, ACLs and users are compared with, asked by one client: with
     ``topics``, every topic as ``describe`` gives it; with ``acls``, every binding as ``acl-list``
-    gives it; with ``users`` (the ``users`` command's input), the names a converge would change.
-    One answer for the three, so that a run with nothing to change runs the helper once."""
+    gives it; with ``users`` (the ``users`` command's input), the names a converge would change,
+    as ``users_changed`` finds them (kafkaform_scram.converge_users, a dry run). One answer for
+    the three, so that a run with nothing to change runs the helper once."""
     found: dict[str, Any] = {}
     if wanted.get("topics"):
         found["topics"] = topics_state(admin)
     if wanted.get("acls"):
         found["bindings"] = acl_bindings(admin)
     if wanted.get("users"):
-        found["users_changed"] = converge_users(admin, wanted["users"], True,
-                                                state_path or SCRAM_STATE)
+        found["users_changed"] = users_changed(wanted["users"])
     return found
-
-
-def alter_scram(admin: Any, changes: Sequence[Any]) -> dict[str, str]:
-    """Send SCRAM credential deletions and upsertions to the controller; the users whose change
-    failed, with why. kafka-python 3.0.12's own call sends them to any broker, and a
-    ZooKeeper-mode broker that is not the controller answers NOT_CONTROLLER without a message,
-    which that call reports as success: here the library's controller routing carries the
-    request, and every error code counts."""
-    request = AlterUserScramCredentialsRequest(
-        deletions=[(c.user, int(c.mechanism)) for c in changes
-                   if isinstance(c, UserScramCredentialDeletion)],
-        upsertions=[(c.user, int(c.mechanism), c.iterations, c.salt, c.salted_password)
-                    for c in changes if isinstance(c, UserScramCredentialUpsertion)])
-    response = admin._manager.run(  # pylint: disable=protected-access
-        admin._send_request_to_controller, request)  # pylint: disable=protected-access
-    return {r.user: str(r.error_message or f"error code {r.error_code}")
-            for r in response.results if r.error_code}
 
 
 # --- elections and dynamic configs ------------------------------------------------------------

@@ -321,8 +321,8 @@ def _kafka_node(group: str) -> None:
     if tls_changes and not (tls_restarts or will_change(started) or might_restart):
         server.shell(name="Load the new certificate and trust bundle into the running broker",
                      commands=[shlex.join([*p.admin_argv, "reload-tls"])])
-    # The role's run_once steps run on the first node of the play, as Ansible's do: the admin
-    # helper keeps what it set (the SCRAM users' password hashes) on the broker that ran it.
+    # The role's run_once steps run on the first node of the play, as Ansible's do (any broker
+    # answers alike: the SCRAM users log in on its own SASL listener, kafkaform_scram.py).
     first = members[0].name == host.name
     _secure_znodes(p, first)
     declared = _declared(p, s)

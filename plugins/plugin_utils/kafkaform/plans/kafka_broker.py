@@ -187,7 +187,8 @@ class KafkaBrokerInstall:
 def admin_files() -> list[PlannedFile]:
     """The admin helper and the modules it imports: its admin client and Kafka's JVM tools."""
     files = role_dir(ROLE) / "files"
-    modules = ("kafkaform_admin.py", "kafkaform_tools.py", "kafkaform_reassign.py")
+    modules = ("kafkaform_admin.py", "kafkaform_tools.py", "kafkaform_reassign.py",
+               "kafkaform_scram.py")
     return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
             *(PlannedFile(src=str(files / name), dest=f"{ADMIN_LIB}/{name}", mode="0644")
               for name in modules)]
