@@ -2,9 +2,10 @@
 (kafkaform.status_collect), judged, rendered, and mapped to the command's exit codes.
 
 The recordings (tests/unit/data/status-*.json) are the ansible.posix.json report of one status
-read, trimmed to the results' stdout, stderr, rc and msg: one with the lab healthy, one a few
-seconds after `systemctl stop kafka` on kf-kafka3. kf-kafka1 ran the new admin helper (with
-``status``); kf-kafka2 and kf-kafka3 still ran the one before it. Recorded with:
+read, trimmed to the results' stdout, stderr, rc and msg: one with the lab healthy, one 8 s
+after `systemctl stop kafka` on kf-kafka3. kf-kafka1 ran the current admin helper; kf-kafka2 and
+kf-kafka3 ran one from before ``status`` (17bf8bb's, put back by hand). Besides the pipeline's
+kf.events, the lab had kf.strict: 3 replicas, min.insync.replicas 3. Recorded with:
 
     report = status_probe.report(Sources(("inventory/lab",)), status_collect.asks(view, cluster))
 
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 LAB = ROOT / "inventory" / "lab"
 #: When the recordings were made: the certificates' days left count from it.
-RECORDED = datetime(2026, 12, 6, 21, 31, tzinfo=UTC)
+RECORDED = datetime(2026, 12, 7, 1, 25, 7, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +75,14 @@ def test_the_healthy_lab_reads_as_healthy(
     keystore = next(c for c in facts.certificates if c.host == "kf-kafka1"
                     and c.path == "/etc/kafka/tls/keystore.p12")
     assert keystore.not_after is not None and keystore.not_after.year == 2027
-    assert len([c for c in facts.certificates if c.not_after]) == 13
+    assert len([c for c in facts.certificates if c.not_after]) == 16
+    # What each Spark web UI serves on its TLS port: the master's, its history server's, the
+    # worker's.
+    assert sorted(c.path for c in facts.certificates if c.path.startswith("https://")) == [
+        "https://kf-spark-master:18480", "https://kf-spark-master:8480",
+        "https://kf-spark-worker1:8481"]
     (pipeline,) = facts.pipelines
-    assert (pipeline.unit, pipeline.batch, pipeline.behind) == ("active", 4, 0)
+    assert (pipeline.unit, pipeline.batch, pipeline.behind) == ("active", 0, 0)
     assert pipeline.reported_age_s is not None and pipeline.reported_age_s < 60
     assert [(a.host, a.firing, a.problem) for a in facts.alerts] == [("kf-monitor", [], "")]
     report = judge(facts)
@@ -90,8 +96,10 @@ def test_the_stopped_broker_is_named_with_its_partitions(
     kafka = report.sections[0]
     bad = [line.text for line in kafka.lines if not line.ok]
     assert bad[0] == "broker 3 (kf-kafka3): not registered (its broker process is down or fenced)"
-    assert bad[1].startswith("68 under-replicated partitions: kf.events-0, ")
-    assert bad[2].startswith("12 partitions under min.insync.replicas: ")
+    assert bad[1] == ("8 under-replicated partitions: kf.strict-0, kf.strict-1, kf.events-0, "
+                      "kf.events-5, kf.events-4, kf.events-1, kf.events-2, kf.events-3")
+    # kf.strict: 3 replicas, min.insync.replicas 3 (made for the recording).
+    assert bad[2] == "2 partitions under min.insync.replicas: kf.strict-0, kf.strict-1"
     assert [s.name for s in report.sections if not s.ok] == ["Kafka"]
     text = status_cli.text(report, "inventory/lab")
     assert text.splitlines()[0].startswith("kafkaform status of inventory/lab: UNHEALTHY, 3 "

@@ -127,3 +127,46 @@ def test_the_ad_hoc_call_decrypts_with_the_secret_the_command_was_given(
     assert found["here"].tool("echo").json() == {"ok": 1}
     without = ask_hosts(inventory.Sources((str(hosts),)), asks)
     assert without["here"].problem, "the host was reached without its vault secret"
+
+
+def test_the_probe_reads_the_certificate_a_tls_listener_serves(tmp_path: Path) -> None:
+    """A real TLS listener on loopback (a Spark UI's part): the probe reads the certificate it
+    presents, as a browser would, and says why for a port where nothing listens."""
+    import socket
+    import ssl
+    import threading
+    from datetime import UTC, datetime
+
+    from kafkaform.pki.authority import generate_ca
+    from kafkaform.pki.files import certificates_pem, key_pem
+    from kafkaform.status_collect import certificate
+
+    served = generate_ca("probe-test", 30, datetime.now(UTC))
+    (tmp_path / "cert.pem").write_bytes(certificates_pem(served.cert))
+    (tmp_path / "key.pem").write_bytes(key_pem(served.key))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    listener = socket.create_server(("127.0.0.1", 0))
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        try:
+            with context.wrap_socket(connection, server_side=True):
+                pass
+        except (OSError, ssl.SSLError):
+            pass  # the client leaves after the handshake
+
+    threading.Thread(target=serve, daemon=True).start()
+    url, nowhere = (f"https://127.0.0.1:{listener.getsockname()[1]}",
+                    f"https://127.0.0.1:{closed_port}")
+    argv = Ask(served=[url, nowhere]).argv()
+    argv[0] = sys.executable
+    found = answer("here", {"stdout": subprocess.run(argv, capture_output=True, text=True,
+                                                     check=True).stdout, "rc": 0})
+    listener.close()
+    read = certificate("here", url, found.served[url]["text"])
+    assert read.not_after == served.cert.not_valid_after_utc, read
+    assert "refused" in found.served[nowhere]["error"].lower()

@@ -7,6 +7,8 @@ their answers say, as typed facts for kafkaform.status_judge.
                min.insync.replicas, each broker's log directories' bytes), the KRaft quorum
   ZooKeeper    each member's ``srvr`` through its own four-letter-word probe on loopback
                (roles/zookeeper/files/zookeeper-4lw) and its certificate (SE-18)
+  Spark nodes  the certificate each web UI serves on its TLS port (SE-09), read as a browser
+               does
   Spark master the pipeline's unit, its progress file (kafkaform.pipeline.progress: offsets
                behind the topic's end, when the driver last reported) and the newest committed
                batch of its checkpoint (kafkaform.pipeline.checkpoint)
@@ -28,6 +30,7 @@ from . import model
 from .contexts.kafka_broker import ADMIN_SCRIPT
 from .contexts.monitoring import monitoring_context
 from .contexts.monitoring import tls_files as monitoring_tls
+from .contexts.spark_node import ui_urls as spark_ui_urls
 from .contexts.spark_pipeline import PROGRESS_FILE, UNIT, pipeline_problems
 from .contexts.zookeeper import tls_files as zookeeper_tls
 from .defaults import setting
@@ -161,6 +164,11 @@ def asks(view: model.InventoryView, cluster: Mapping[str, Any]) -> dict[str, Ask
         ask(host).run[PIPELINE_UNIT] = ["systemctl", "is-active", UNIT]
         ask(host).files.append(PROGRESS_FILE)
         ask(host).newest.append(pipeline["commits"])
+    for node in [*cluster["spark_masters"], *cluster["spark_workers"]]:
+        host = str(node["host"])
+        served = ask(host).served
+        served += [url for url in spark_ui_urls(cluster, host, view.variables(host))
+                   if url not in served]
     monitors = view.members(model.MONITORING)
     for host in monitors:
         context = monitoring_context(cluster, host, view.variables(host), view.groups)
@@ -209,15 +217,14 @@ def certificates(answers: Mapping[str, Answer], view: model.InventoryView,
     found = []
     for host, ask in asks(view, cluster).items():
         answer = answers[host]
-        for path in ask.files:
-            if path == PROGRESS_FILE:
-                continue
-            read = answer.files.get(path, {})
+        for where, read in [*((path, answer.files.get(path, {})) for path in ask.files
+                              if path != PROGRESS_FILE),
+                            *((url, answer.served.get(url, {})) for url in ask.served)]:
             if answer.problem or "text" not in read:
-                found.append(CertificateFile(host, path, problem=answer.problem or
+                found.append(CertificateFile(host, where, problem=answer.problem or
                                              f"cannot read it: {read.get('error', 'no answer')}"))
             else:
-                found.append(certificate(host, path, read["text"]))
+                found.append(certificate(host, where, read["text"]))
     nodes = [(b.host, KAFKA, b.outdated) for b in brokers]
     for host in dedicated_controllers(cluster):
         tool = answers[host].tool(CONTROLLER_NODE)

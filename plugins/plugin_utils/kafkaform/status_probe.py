@@ -24,9 +24,9 @@ from . import ansible_child, inventory
 #: Run on each host by its own python3 (every host Ansible manages has one), as argv[1] the
 #: host's Ask as JSON. Standard library only; Python 3.6 and later.
 PROBE = r"""
-import json, os, subprocess, sys, time
+import json, os, socket, ssl, subprocess, sys, time
 ask = json.loads(sys.argv[1])
-found = {"now": time.time(), "files": {}, "newest": {}, "run": {}}
+found = {"now": time.time(), "files": {}, "newest": {}, "served": {}, "run": {}}
 for path in ask["files"]:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -42,6 +42,13 @@ for path in ask["newest"]:
     newest = max(names, key=int) if names else None
     found["newest"][path] = {"name": newest, "mtime": os.stat(os.path.join(path, newest)).st_mtime
                              if newest else None}
+socket.setdefaulttimeout(ask["timeout"])
+for url in ask["served"]:
+    host, _, port = url.split("//")[-1].rpartition(":")
+    try:
+        found["served"][url] = {"text": ssl.get_server_certificate((host.strip("[]"), int(port)))}
+    except (OSError, ValueError) as error:
+        found["served"][url] = {"error": str(error)}
 for name, argv in ask["run"].items():
     try:
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -64,16 +71,18 @@ COMMAND_VARIABLE = "kafkaform_status_command"
 
 @dataclass
 class Ask:
-    """What to read on one host: files, the newest numbered entry of directories, and tools to
-    run by name."""
+    """What to read on one host: files, the newest numbered entry of directories, the
+    certificates TLS listeners of the host serve (``https://address:port``, read as a client
+    does, nothing verified), and tools to run by name."""
 
     files: list[str] = field(default_factory=list)
     newest: list[str] = field(default_factory=list)
+    served: list[str] = field(default_factory=list)
     run: dict[str, list[str]] = field(default_factory=dict)
 
     def argv(self) -> list[str]:
-        spec = {"files": self.files, "newest": self.newest, "run": self.run,
-                "timeout": TOOL_TIMEOUT_S}
+        spec = {"files": self.files, "newest": self.newest, "served": self.served,
+                "run": self.run, "timeout": TOOL_TIMEOUT_S}
         return ["python3", "-c", PROBE, json.dumps(spec)]
 
     def command(self) -> str:
@@ -123,6 +132,7 @@ class Answer:
     files: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     newest: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     run: Mapping[str, Tool] = field(default_factory=dict)
+    served: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def tool(self, name: str) -> Tool:
         return self.run.get(name) or Tool(None, "", self.problem or "not run")
@@ -139,7 +149,7 @@ def answer(host: str, result: Mapping[str, Any]) -> Answer:
         return Answer(host, f"the probe failed: {_first_line(why)}")
     return Answer(host, "", float(found["now"]), found["files"], found["newest"],
                   {name: Tool(r["rc"], r["stdout"], r["stderr"])
-                   for name, r in found["run"].items()})
+                   for name, r in found["run"].items()}, found.get("served", {}))
 
 
 def _first_line(text: Any) -> str:

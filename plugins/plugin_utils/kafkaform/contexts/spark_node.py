@@ -386,7 +386,6 @@ def _tls_ui_url(address: Any, port: Any) -> str:
 
 def _web_uis(node: _Node) -> dict[str, Any]:
     """The master's URL, the masters' web UIs and this node's, with its TLS material."""
-    get = node.get
     address = node.model["address"]
     return {
         "master_url": str(node.cluster["spark_master_url"]),
@@ -395,12 +394,24 @@ def _web_uis(node: _Node) -> dict[str, Any]:
                               for m in node.cluster["spark_masters"]],
         "tls": tls_files(node.conf_dir),
         "tls_names": sorted({node.host, str(address)}),
-        # This node's web UIs over TLS (the plain ports redirect to them).
-        "ui_urls": [_tls_ui_url(address, port) for port in (
-            *([int(get("master_webui_port"))] if node.is_master else []),
-            *([int(get("history_server_port"))] if node.is_master and node.history else []),
-            *([int(get("worker_webui_port"))] if node.is_worker else []))],
+        "ui_urls": _ui_urls(node),
     }
+
+
+def _ui_urls(node: _Node) -> list[str]:
+    """This node's web UIs over TLS (the plain ports redirect to them): a master's and its
+    history server's, a worker's."""
+    get = node.get
+    return [_tls_ui_url(node.model["address"], port) for port in (
+        *([int(get("master_webui_port"))] if node.is_master else []),
+        *([int(get("history_server_port"))] if node.is_master and node.history else []),
+        *([int(get("worker_webui_port"))] if node.is_worker else []))]
+
+
+def ui_urls(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
+    """The web UIs the Spark node ``host`` serves over TLS (``kafkaform status`` reads the
+    certificate each one presents)."""
+    return _ui_urls(_node(cluster, host, settings))
 
 
 def _worker_view(workers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
