@@ -179,7 +179,9 @@ def record_count(container: str, boot: str, topic: str, config: str) -> int | No
     out = sh(container, f"{JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.GetOffsetShell "
                         f"--bootstrap-server {boot} --command-config {config} "
                         f"--topic {topic} --time -1 2>/dev/null", check=False)
-    offsets = [line.rsplit(":", 1)[-1] for line in out.splitlines() if line.startswith(topic)]
+    # topic:partition:offset lines; --topic is a regular expression, so keep this topic's only.
+    offsets = [line.rsplit(":", 1)[-1] for line in out.splitlines()
+               if line.rsplit(":", 2)[0] == topic]
     return sum(map(int, offsets)) if offsets and all(o.isdigit() for o in offsets) else None
 
 
