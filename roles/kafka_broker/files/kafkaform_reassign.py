@@ -33,6 +33,11 @@ VERIFIED = re.compile(r"Reassignment of partition (?P<partition>\S+) is (?P<stat
 #: --verify of a partition whose move is over but not where it was sent: it was cancelled.
 ABANDONED = re.compile(r"There is no active reassignment of partition (?P<partition>\S+), but "
                        r"replica set is (?P<now>\S+) rather than (?P<target>\S+?)\.?$", re.M)
+#: --verify reads whether a move is in flight from the controller, and the replicas from a
+#: broker, whose metadata may lag a move that just completed: a move is taken for cancelled only
+#: when it still looks so after a few seconds.
+ABANDONED_LOOKS = 3
+ABANDONED_PAUSE_S = 2.0
 #: How long the ingress is sampled before a move starts, to warn of a throttle below it.
 INGRESS_SAMPLE_S = 5.0
 MIB = 1024 * 1024
@@ -181,13 +186,20 @@ def _reassign(tools: Runs, *args: str) -> str:
         _write(MOVES, json.dumps({**moves, "partitions": kept}))
 
 
-def moving(tools: Runs, preserve_throttles: bool) -> list[str]:
+def moving(tools: Runs, preserve_throttles: bool,
+           sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """The partitions of the moves in flight that still move (--verify); without
     ``preserve_throttles`` a --verify that finds every move done clears the throttles."""
-    out = _reassign(tools, "--verify", *(["--preserve-throttles"] if preserve_throttles else []))
-    abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
-                 for m in ABANDONED.finditer(out)]
-    if abandoned:
+    for look in range(ABANDONED_LOOKS):
+        out = _reassign(tools, "--verify",
+                        *(["--preserve-throttles"] if preserve_throttles else []))
+        abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
+                     for m in ABANDONED.finditer(out)]
+        if not abandoned:
+            break
+        if look + 1 < ABANDONED_LOOKS:
+            sleep(ABANDONED_PAUSE_S)
+    else:
         raise SystemExit("kafkaform-kafka: reassign-wait: moves were cancelled outside this run "
                          f"({'; '.join(abandoned[:5])}): no broker may leave on them. Run again "
                          "to plan the moves anew (OP-06)")
@@ -227,7 +239,7 @@ def wait(tools: Runs, for_s: float, poll_s: float = 5.0,
     until = clock() + for_s
     while True:
         try:
-            still = moving(tools, preserve_throttles=True)
+            still = moving(tools, preserve_throttles=True, sleep=sleep)
         except SystemExit:
             cancel(tools)  # what is left of them, and their throttles
             raise
