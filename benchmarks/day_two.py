@@ -13,8 +13,9 @@ changed), and ``scale_out.yml`` (the broker converged again and given a fair sha
 three through pyinfra (kafkaform.deploys.day_two), whose second decommission must not run its moves
 operation. Printed: each phase's time and the progress it reported, then the checks at the end:
 every partition at its replication factor over 3 racks, no replication throttle left on any broker
-or topic, and the no-loss count. Last, the refusal on real hosts: decommissioning a whole rack is
-refused before anything moves, naming the topic, and no broker stops. Exits 1 when any of this
+or topic, no cordon (cordoned.log.dirs, OP-08) left on any broker, and the no-loss count. Last,
+the refusal on real hosts: decommissioning a whole rack is refused before anything moves, naming
+the topic, and no broker stops. Exits 1 when any of this
 fails. Bounded: six runs and one refusal, ``--seconds`` of steady state around them.
 """
 
@@ -100,8 +101,9 @@ def fill(host: str, boot: str, topic: str, megabytes: int) -> None:
 
 def settled(host: str, boot: str) -> bool:
     """Every partition at 3 replicas over 3 racks (the internal ones at theirs), no
-    replication throttle on any broker, the cluster's default or any topic, and every broker
-    holding replicas (the last scale-out gave the returning broker its share)."""
+    replication throttle on any broker, the cluster's default or any topic, no cordon on any
+    broker, and every broker holding replicas (the last scale-out gave the returning broker its
+    share)."""
     answer = json.loads(sh(host, f"{ADMIN} placement"))
     racks = {b["id"]: b["rack"] for b in answer["brokers"]}
     short = [f"{p['topic']}-{p['partition']}" for p in answer["partitions"]
@@ -110,9 +112,12 @@ def settled(host: str, boot: str) -> bool:
                   or sorted(p["isr"]) != sorted(p["replicas"]))]
     config = f"{JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.ConfigCommand " \
              f"--bootstrap-server {boot} --command-config {ADMIN_CONFIG} --describe"
-    throttles = [line.strip() for kind in ("brokers", "topics")
-                 for line in sh(host, f"{config} --entity-type {kind}").splitlines()
+    described = {kind: sh(host, f"{config} --entity-type {kind}").splitlines()
+                 for kind in ("brokers", "topics")}
+    throttles = [line.strip() for lines in described.values() for line in lines
                  if "throttled" in line]
+    # A cordon left on a broker (OP-08) would keep it from every new topic.
+    cordons = [line.strip() for line in described["brokers"] if "cordoned.log.dirs" in line]
     throttles += [line.strip() for line in sh(
         host, f"{config} --entity-type brokers --entity-default").splitlines()
         if "throttled" in line]
@@ -120,8 +125,8 @@ def settled(host: str, boot: str) -> bool:
     empty = sorted(set(racks) - held)
     print(f"settled: {len(answer['partitions'])} partitions, {len(short)} not at 3 replicas over "
           f"3 racks in sync {short[:5]}, throttles left: {throttles or 'none'}, brokers holding "
-          f"nothing: {empty or 'none'}", flush=True)
-    return not short and not throttles and not empty
+          f"nothing: {empty or 'none'}, cordons left: {cordons or 'none'}", flush=True)
+    return not short and not throttles and not empty and not cordons
 
 
 def refused(inventory: str) -> bool:

@@ -1030,6 +1030,10 @@ class PlacementAdmin(StateAdmin):
             {"error_code": 0, "topics": [], "total_bytes": 1000, "usable_bytes": 900},
             {"error_code": 57, "topics": [], "total_bytes": 1000, "usable_bytes": 1000}]}]
 
+    def describe_features(self) -> dict[str, object]:
+        """A KRaft cluster at metadata.version 4.4-IV2 (level 33)."""
+        return {"metadata.version": {"supported": (7, 33), "finalized": (1, 33)}}
+
     def describe_configs(self, resources: list[object], **kwargs: object) -> dict[str, object]:
         assert kwargs == {"config_filter": "all"}  # the effective value, the brokers' included
         return {"topic": {
@@ -1055,7 +1059,9 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
         # replicas may move (plans.broker_moves); a partition's size is its largest copy's.
         "brokers": [{"id": 1, "rack": "a", "total": 2000, "usable": 1300},
                     {"id": 2, "rack": "b", "total": None, "usable": None},
-                    {"id": 3, "rack": None, "total": None, "usable": None}]}
+                    {"id": 3, "rack": None, "total": None, "usable": None}],
+        # Whether brokers can be cordoned (plans.cordon, OP-08).
+        "metadata_level": 33}
     # What the plan makes of it: broker 2 holds a replica of the internal topic, whose every
     # replica must stay in sync.
     assert "__consumer_offsets-7" in batch_problem([2], placement(answer))

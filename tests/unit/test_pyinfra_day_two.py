@@ -23,15 +23,22 @@ ARGV = vars(DayTwoArgv(placement=["placement"], start=["reassign"], wait=["reass
 SPREAD = [[1, 3, 5], [2, 4, 6], [3, 5, 1], [4, 6, 2], [5, 1, 3], [6, 2, 4]]
 
 
-def placement(replicas: list[list[int]]) -> str:
+def placement(replicas: list[list[int]], level: int | None = None) -> str:
     return json.dumps({"partitions": [{"topic": "t", "partition": i, "replicas": r, "isr": r,
                                        "min_insync": 2} for i, r in enumerate(replicas)],
-                       "brokers": [{"id": b, "rack": r} for b, r in RACKS.items()]})
+                       "brokers": [{"id": b, "rack": r} for b, r in RACKS.items()],
+                       "metadata_level": level})
+
+
+#: A KRaft cluster on Kafka 4.4 (plans.cordon: its brokers can be cordoned, OP-08).
+KRAFT_44 = {**ARGV, "cordon": ["cordon"], "uncordon": ["uncordon"], "metadata_mode": "kraft",
+            "release": "4.4.0"}
 
 
 def run(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],
         waits: list[dict[str, Any]], placements: list[str],
-        ran: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+        ran: list[tuple[str, str]] | None = None,
+        argv: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """carry_out on k1 with the helper's answers scripted; (host, command) in the order run,
     also into ``ran`` when given (to read after a failure)."""
     ran = [] if ran is None else ran
@@ -51,7 +58,7 @@ def run(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],
 
     monkeypatch.setattr(base, "run_on", run_on)
     monkeypatch.setattr(day_two, "host", SimpleNamespace(name="k1"))
-    day_two.carry_out(operation, named, ARGV, timeout_s=0, delay_s=0)
+    day_two.carry_out(operation, named, argv or ARGV, timeout_s=0, delay_s=0)
     return ran
 
 
@@ -113,3 +120,36 @@ def test_an_unhealthy_cluster_stops_the_run_before_anything_moves(
         day_two.carry_out("decommission", ["k6"], ARGV, timeout_s=0, delay_s=0)
     # The gate asks about the brokers that stay: the one leaving may already be down.
     assert [command for _host, command in ran] == ["health --ids 1,2,3,4,5"]
+
+
+def test_a_decommission_on_kafka_4_4_cordons_before_any_move_and_uncordons_once_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cordoned before the moves start (a topic created meanwhile stays off broker 6); the
+    cordon lifted once 6 is stopped, before its unregistration (Kafka then refuses its
+    configs)."""
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    ran = run(monkeypatch, "decommission", ["k6"], [DONE, DONE],
+              [placement(SPREAD, 33), placement(emptied, 33)], argv=KRAFT_44)
+    steps = [command for _, command in ran]
+    assert steps.index("cordon --ids 6") < steps.index("reassign")
+    assert steps.index("systemctl disable --now kafka.service") \
+        < steps.index("uncordon --ids 6") < steps.index("unregister --ids 6")
+    assert ("k1", "cordon --ids 6") in ran and steps.count("cordon --ids 6") == 1
+
+
+def test_a_decommission_below_metadata_version_4_3_cordons_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    ran = run(monkeypatch, "decommission", ["k6"], [DONE, DONE],
+              [placement(SPREAD, 27), placement(emptied, 27)], argv=KRAFT_44)
+    assert not [c for _, c in ran if "cordon" in c]
+    assert "unregister --ids 6" in [c for _, c in ran]
+
+
+def test_a_scale_out_lifts_a_cordon_on_the_joining_broker_before_the_moves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    steps = [c for _, c in run(monkeypatch, "scale_out", [], [DONE, DONE],
+                               [placement(before, 33)], argv=KRAFT_44)]
+    assert steps.index("uncordon --ids 6") < steps.index("reassign")
+    assert "cordon --ids 6" not in steps

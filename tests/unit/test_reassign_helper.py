@@ -6,10 +6,11 @@ cluster (benchmarks/day_two.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -70,7 +71,9 @@ class Kafka:
             for topic in sorted(moved & self.deleted):
                 return Out("", 1, f"Error: The topic '{topic}' does not exist.")
         if "--verify" in args:
-            if self.verify == [["cancelled"]]:
+            if self.verify[0] == ["cancelled"]:
+                if len(self.verify) > 1:
+                    self.verify.pop(0)
                 return Out("Reassignment of partition kf.orders-0 is completed.\nThere is no "
                            "active reassignment of partition kf.orders-1, but replica set is "
                            "2,4,6 rather than 2,4,5.\n")
@@ -136,6 +139,19 @@ def test_moves_cancelled_outside_the_run_are_never_taken_for_done(reassign: Modu
         reassign.wait(kafka, 30, sleep=lambda s: None, clock=lambda: 1001.0)
     assert kafka.calls[-1][-1] == "--cancel"
     assert not Path(reassign.MOVES).exists()
+    assert sum("--verify" in c for c in kafka.calls) == reassign.ABANDONED_LOOKS
+
+
+def test_a_move_that_only_looks_cancelled_while_a_broker_catches_up_is_done(
+        reassign: ModuleType) -> None:
+    """--verify asks the controller whether a move is in flight and a broker for the replicas:
+    just after a move completes, the broker may still list the replica that left."""
+    kafka = Kafka(verify=[["cancelled"], []], sizes={})
+    reassign.start(kafka, MOVES, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    paused: list[float] = []
+    assert reassign.wait(kafka, 30, sleep=paused.append, clock=lambda: 1001.0)["done"] is True
+    assert paused == [reassign.ABANDONED_PAUSE_S]
+    assert not any(c[-1] == "--cancel" for c in kafka.calls)
 
 
 def test_moves_of_a_topic_deleted_since_are_dropped_not_stuck(reassign: ModuleType) -> None:
@@ -197,3 +213,120 @@ def test_a_throttle_below_a_brokers_ingress_is_warned_of_by_name(reassign: Modul
         "its new replicas may never catch up. Raise kafka_broker_reassignment_throttle_mb_s "
         "above the brokers' ingress, or move while the load is lower (OP-06)")
     assert reassign.throttle_warning(8 * MIB, ingress) == ""
+
+
+class CordonAdmin:
+    """kafka-python's admin client as the cordon commands use it, on brokers 1 to 6 with
+    ``live`` running, ``registered`` known to the controllers, and the configs each holds. A
+    running broker answers its own configs; a request sent to a node by name reaches the
+    controller that node names (c1, c2, c3; c2 active)."""
+
+    def __init__(self, live: set[str], registered: set[str], cordoned: dict[str, str]) -> None:
+        self.live, self.registered, self.cordoned = live, registered, dict(cordoned)
+        self.altered: list[tuple[str, str, object]] = []
+        nodes: dict[str, Any] = {}
+        self._manager = SimpleNamespace(cluster=SimpleNamespace(_coordinator_brokers=nodes),
+                                        send=self._send, run=lambda coro: asyncio.run(coro()))
+
+    def describe_configs(self, resources: list[Any]) -> dict[str, Any]:
+        for r in resources:
+            if r.name not in self.live:
+                raise RuntimeError(f"UnknownBrokerIdError: {r.name}")  # kafka-python's
+        return {"broker": {r.name: ({"cordoned.log.dirs": {"value": self.cordoned[r.name]}}
+                                    if r.name in self.cordoned else {}) for r in resources}}
+
+    def _answer(self, node: str, resource: Any) -> str:
+        value = resource.configs["cordoned.log.dirs"]
+        self.altered.append((node, resource.name, value))
+        if node not in ("broker", "c2"):
+            return "[Error 41] NotControllerError: The active controller appears to be 3002"
+        if resource.name not in self.registered:
+            return "[Error 102] BrokerIdNotRegisteredError: No node with id 6 found."
+        if value == "*":
+            self.cordoned[resource.name] = value
+        else:
+            self.cordoned.pop(resource.name, None)
+        return "OK"
+
+    def alter_configs(self, resources: list[Any], **kwargs: Any) -> dict[str, Any]:
+        assert kwargs == {"raise_on_unknown": False, "incremental": True}
+        assert all(r.name in self.live for r in resources)  # kafka-python: to the broker itself
+        return {"broker": {r.name: self._answer("broker", r) for r in resources}}
+
+    @staticmethod
+    def _alter_configs_request(resources: list[Any], validate_only: bool,
+                               incremental: bool) -> list[Any]:
+        assert (validate_only, incremental) == (False, True)
+        return resources
+
+    @staticmethod
+    def _alter_configs_process_responses(responses: dict[str, str]) -> dict[str, Any]:
+        return {"broker": responses}
+
+    async def _send(self, request: list[Any], node_id: str) -> Any:
+        host = self._manager.cluster._coordinator_brokers[node_id].host
+        return SimpleNamespace(responses={r.name: self._answer(host, r) for r in request})
+
+
+CONTROLLERS = ["c1:9094", "c2:9094", "c3:9094"]
+ALL = {str(i) for i in range(1, 7)}
+
+
+@pytest.fixture
+def cordons(reassign: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
+    monkeypatch.setattr(reassign, "CORDONS", str(tmp_path / "cordoned.json"))
+    return reassign
+
+
+def test_cordon_sets_every_log_dir_once_and_a_dry_run_only_says_so(cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL, ALL, {"5": "/data/a"})
+    assert cordons.cordon(admin, ["5", "6"], dry_run=True) == {"cordoned": ["5", "6"]}
+    assert admin.altered == []
+    assert cordons.cordon(admin, ["5", "6"], dry_run=False) == {"cordoned": ["5", "6"]}
+    assert admin.altered == [("broker", "5", "*"), ("broker", "6", "*")]
+    assert cordons.cordon(admin, ["5", "6"], dry_run=False) == {"cordoned": []}  # a rerun
+    assert len(admin.altered) == 2
+
+
+def test_cordon_skips_a_stopped_broker_which_gets_no_new_replica(cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL - {"6"}, ALL, {})
+    assert cordons.cordon(admin, ["6"], dry_run=False) == {"cordoned": []}
+    assert admin.altered == []
+
+
+def test_uncordon_of_a_running_broker_deletes_only_a_cordon_it_finds(
+        cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL, ALL, {"6": "*"})
+    assert cordons.uncordon(admin, CONTROLLERS, ["5", "6"], dry_run=True) == \
+        {"uncordoned": ["6"]}
+    assert admin.altered == []
+    assert cordons.uncordon(admin, CONTROLLERS, ["5", "6"], dry_run=False) == \
+        {"uncordoned": ["6"]}
+    assert admin.altered == [("broker", "6", ("DELETE", None))] and admin.cordoned == {}
+    assert cordons.uncordon(admin, CONTROLLERS, ["6"], dry_run=False) == {"uncordoned": []}
+
+
+def test_a_stopped_brokers_cordon_is_deleted_on_the_active_controller(
+        cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL, ALL, {})
+    cordons.cordon(admin, ["6"], dry_run=False)
+    admin.live = ALL - {"6"}  # stopped, still registered
+    assert cordons.uncordon(admin, CONTROLLERS, ["6"], dry_run=False) == {"uncordoned": ["6"]}
+    assert admin.altered[1:] == [("c1", "6", ("DELETE", None)), ("c2", "6", ("DELETE", None))]
+    assert admin.cordoned == {}
+    # Run again: nothing this helper set is left, so nothing is reported changed.
+    assert cordons.uncordon(admin, CONTROLLERS, ["6"], dry_run=False) == {"uncordoned": []}
+
+
+def test_an_unregistered_brokers_cordon_cannot_be_reached_and_is_no_error(
+        cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL, ALL, {})
+    cordons.cordon(admin, ["6"], dry_run=False)
+    admin.live, admin.registered = ALL - {"6"}, ALL - {"6"}
+    assert cordons.uncordon(admin, CONTROLLERS, ["6"], dry_run=False) == {"uncordoned": []}
+
+
+def test_uncordon_stops_when_no_controller_takes_it(cordons: ModuleType) -> None:
+    admin = CordonAdmin(ALL - {"6"}, ALL, {})
+    with pytest.raises(SystemExit, match=r"no controller removed broker 6's cordoned.log.dirs"):
+        cordons.uncordon(admin, ["c1:9094", "c3:9094"], ["6"], dry_run=False)

@@ -131,7 +131,7 @@ def partitions(admin: Any) -> list[dict[str, Any]]:
             for topic in admin.describe_topics() for part in topic.get("partitions") or []]
 
 
-def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
+def placement(admin: Any) -> dict[str, Any]:
     """Where every partition's replicas are and which are in sync, with the min.insync.replicas
     that applies to it (its topic's, else the brokers'), Kafka's internal topics included, and
     each registered broker's rack: which brokers may restart together (OP-04,
@@ -156,7 +156,11 @@ def placement(admin: Any) -> dict[str, list[dict[str, Any]]]:
                           "isr": list(part["isr_nodes"]),
                           "min_insync": int(effective.get("value") or 1),
                           "size": sizes.get((topic["name"], part["partition_index"]), 0)})
-    return {"partitions": found, "brokers": sorted(brokers, key=lambda b: b["id"])}
+    # The finalized metadata.version (KRaft; None in ZooKeeper mode): whether brokers can be
+    # cordoned (kafkaform.plans.cordon).
+    level = (admin.describe_features().get("metadata.version", {}).get("finalized") or [0, None])
+    return {"partitions": found, "brokers": sorted(brokers, key=lambda b: b["id"]),
+            "metadata_level": level[1]}
 
 
 def _disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[str, Any]:

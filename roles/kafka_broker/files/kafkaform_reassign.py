@@ -3,7 +3,8 @@
 ReassignPartitionsCommand starts, watches and cancels the moves and sets and clears their
 throttles; LogDirsCommand tells how many bytes are still to copy. ``kafkaform-kafka`` calls it
 (reassign, reassign-wait, reassign-cancel), and ClusterTool unregisters a broker that left
-(unregister); it sits beside ``kafkaform_tools.py``.
+(unregister); it sits beside ``kafkaform_tools.py``. A broker that leaves is cordoned first
+(cordon, uncordon: KIP-1066's cordoned.log.dirs), so that no new replica is placed on it.
 
 The moves in flight are kept on the node that started them (root only): a run interrupted
 mid-move finds them, waits for them (Kafka went on copying) and clears their throttles when they
@@ -20,6 +21,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.protocol.metadata import MetadataResponse
+from kafkaform_admin import alter_broker_configs
+
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 #: Kafka's cluster tool: unregisters a broker from a KRaft cluster's metadata.
@@ -33,6 +38,11 @@ VERIFIED = re.compile(r"Reassignment of partition (?P<partition>\S+) is (?P<stat
 #: --verify of a partition whose move is over but not where it was sent: it was cancelled.
 ABANDONED = re.compile(r"There is no active reassignment of partition (?P<partition>\S+), but "
                        r"replica set is (?P<now>\S+) rather than (?P<target>\S+?)\.?$", re.M)
+#: --verify reads whether a move is in flight from the controller, and the replicas from a
+#: broker, whose metadata may lag a move that just completed: a move is taken for cancelled only
+#: when it still looks so after a few seconds.
+ABANDONED_LOOKS = 3
+ABANDONED_PAUSE_S = 2.0
 #: How long the ingress is sampled before a move starts, to warn of a throttle below it.
 INGRESS_SAMPLE_S = 5.0
 MIB = 1024 * 1024
@@ -181,13 +191,20 @@ def _reassign(tools: Runs, *args: str) -> str:
         _write(MOVES, json.dumps({**moves, "partitions": kept}))
 
 
-def moving(tools: Runs, preserve_throttles: bool) -> list[str]:
+def moving(tools: Runs, preserve_throttles: bool,
+           sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """The partitions of the moves in flight that still move (--verify); without
     ``preserve_throttles`` a --verify that finds every move done clears the throttles."""
-    out = _reassign(tools, "--verify", *(["--preserve-throttles"] if preserve_throttles else []))
-    abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
-                 for m in ABANDONED.finditer(out)]
-    if abandoned:
+    for look in range(ABANDONED_LOOKS):
+        out = _reassign(tools, "--verify",
+                        *(["--preserve-throttles"] if preserve_throttles else []))
+        abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
+                     for m in ABANDONED.finditer(out)]
+        if not abandoned:
+            break
+        if look + 1 < ABANDONED_LOOKS:
+            sleep(ABANDONED_PAUSE_S)
+    else:
         raise SystemExit("kafkaform-kafka: reassign-wait: moves were cancelled outside this run "
                          f"({'; '.join(abandoned[:5])}): no broker may leave on them. Run again "
                          "to plan the moves anew (OP-06)")
@@ -227,7 +244,7 @@ def wait(tools: Runs, for_s: float, poll_s: float = 5.0,
     until = clock() + for_s
     while True:
         try:
-            still = moving(tools, preserve_throttles=True)
+            still = moving(tools, preserve_throttles=True, sleep=sleep)
         except SystemExit:
             cancel(tools)  # what is left of them, and their throttles
             raise
@@ -268,3 +285,107 @@ def unregister(tools: Runs, ids: Sequence[str]) -> dict[str, Any]:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f"kafkaform-kafka: unregister: broker {broker} was not removed")
     return {"unregistered": gone}
+
+
+# --- cordons (KIP-1066, OP-08) ----------------------------------------------------------------
+
+#: A broker's dynamic config that keeps new replicas (new topics, added partitions) off its log
+#: directories ("*": all of them), while explicit moves may still target it and it serves on.
+CORDONED = "cordoned.log.dirs"
+#: The brokers this helper cordoned (root only): once a broker is gone, Kafka answers its
+#: configs to nobody (a broker describes only its own, a controller only its own), so whether
+#: an uncordon removed anything is known from here.
+CORDONS = "/var/lib/kafkaform/kafka-cordoned.json"
+
+
+def _cordons() -> list[str]:
+    if not os.path.exists(CORDONS):
+        return []
+    with open(CORDONS, encoding="utf-8") as file:
+        return [str(i) for i in json.load(file)]
+
+
+def _cordon_values(admin: Any, ids: Sequence[str]) -> dict[str, str | None]:
+    """Each running broker's own dynamic cordoned.log.dirs (None: not set), asked of it."""
+    found = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, i) for i in ids])
+    return {i: found.get("broker", {}).get(i, {}).get(CORDONED, {}).get("value") for i in ids}
+
+
+def cordon(admin: Any, ids: Sequence[str], dry_run: bool) -> dict[str, Any]:
+    """Cordon every log directory of the brokers ``ids``; {"cordoned": the ids whose value
+    changed (or would, with ``dry_run``)}. Each broker is asked (Kafka sends a broker's configs
+    to that broker), so only a running one is cordoned: a stopped broker gets no new replica."""
+    now = {i: _running_value(admin, i) for i in ids}
+    changed = [i for i in ids if now[i][0] and now[i][1] != "*"]
+    if changed and not dry_run:
+        _write(CORDONS, json.dumps(sorted(set(_cordons()) | set(changed))))  # first: never lost
+        for broker in changed:
+            alter_broker_configs(admin, broker, {CORDONED: "*"})
+    return {"cordoned": changed}
+
+
+def _altered_on(admin: Any, node: str, resource: Any) -> str:
+    """One incremental alter of ``resource`` sent to the node ``node`` names (kafka-python
+    would send a broker's configs to that broker): "OK", or the error it answered."""
+    manager = admin._manager  # pylint: disable=protected-access
+    request = admin._alter_configs_request([resource], False, True)  # pylint: disable=protected-access
+
+    async def send() -> Any:
+        return await manager.send(request, node_id=node)
+
+    answer = admin._alter_configs_process_responses(  # pylint: disable=protected-access
+        manager.run(send).responses)
+    return str(answer.get("broker", {}).get(resource.name))
+
+
+def _delete_on_controller(admin: Any, controllers: Sequence[str], broker: str) -> bool:
+    """Delete a stopped broker's cordon on the active controller, the only node that takes it
+    then (a broker alters only its own configs); a controller that is not active refuses, the
+    next is asked. False when the broker is no longer registered: Kafka then refuses any config
+    of it, and a broker that registers again under its id is uncordoned by the scale-out."""
+    cluster, refused = admin._manager.cluster, []  # pylint: disable=protected-access
+    resource = ConfigResource(ConfigResourceType.BROKER, broker,
+                              configs={CORDONED: ("DELETE", None)})
+    for address in controllers:
+        host, port = address.rsplit(":", 1)
+        node = f"kafkaform-controller-{address}"
+        cluster._coordinator_brokers[node] = (  # pylint: disable=protected-access
+            MetadataResponse.MetadataResponseBroker(node, host, int(port), None))
+        try:
+            said = _altered_on(admin, node, resource)
+        except Exception as error:  # pylint: disable=broad-exception-caught
+            said = repr(error)  # a controller that is down: ask the next
+        if said == "OK" or "BrokerIdNotRegistered" in said:
+            return said == "OK"
+        refused.append(f"{address}: {said}")
+    raise SystemExit(f"kafkaform-kafka: uncordon: no controller removed broker {broker}'s "
+                     f"{CORDONED} ({'; '.join(refused)})")
+
+
+def _running_value(admin: Any, broker: str) -> tuple[bool, str | None]:
+    """Whether ``broker`` answers (it runs), and its cordon if it does."""
+    try:
+        return True, _cordon_values(admin, [broker])[broker]
+    except Exception:  # pylint: disable=broad-exception-caught
+        return False, None  # stopped: not in the metadata, or its listener closed
+
+
+def uncordon(admin: Any, controllers: Sequence[str], ids: Sequence[str],
+             dry_run: bool) -> dict[str, Any]:
+    """Delete the cordon of the brokers ``ids`` (a broker id used again must take new replicas):
+    a running broker's is read and deleted on it; a stopped broker's is deleted on the active
+    controller while it is still registered, and reported changed when this helper had set it.
+    {"uncordoned": ids}."""
+    ours, changed = _cordons(), []
+    for broker in ids:
+        running, now = _running_value(admin, broker)
+        if running and now is not None:
+            if not dry_run:
+                alter_broker_configs(admin, broker, {CORDONED: None})
+            changed.append(broker)
+        elif not running and (dry_run or _delete_on_controller(admin, controllers, broker)) \
+                and broker in ours:
+            changed.append(broker)
+    if set(ids) & set(ours) and not dry_run:
+        _write(CORDONS, json.dumps(sorted(set(ours) - set(ids))))
+    return {"uncordoned": changed}

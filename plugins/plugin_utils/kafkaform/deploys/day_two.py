@@ -61,6 +61,17 @@ def _decided(operation: str, named: list[str], name: str, argv: dict[str, Any]) 
     return moves
 
 
+def _cordon(me: str, operation: str, moves: BrokerMoves) -> None:
+    """Before anything moves (OP-08): a decommission cordons the brokers that leave (or says
+    once why it does not), a scale-out lifts a cordon left on the brokers that join."""
+    if moves.cordon_argv:
+        _ran(me, moves.cordon_argv, "cordoning the brokers that leave")
+    elif moves.cordon_note:
+        logger.info(f"{me}: {moves.cordon_note}")
+    if moves.uncordon_joining_argv:
+        _ran(me, moves.uncordon_joining_argv, "lifting a cordon on the brokers that join")
+
+
 def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s: float,
               delay_s: float) -> None:
     """At execution time, on the broker that runs the moves: tasks/moves.yml, then, for a
@@ -74,6 +85,7 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
     logger.info(f"{me}: {moves.summary}")
     if moves.warning:
         logger.warning(f"{me}: {moves.warning}")
+    _cordon(me, operation, moves)
     if moves.reassignment["partitions"]:
         started = json.loads(_ran(me, argv["start"], "starting the moves",
                                   stdin=json.dumps(moves.reassignment)))
@@ -92,6 +104,10 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
                               "no broker was stopped. Run again.")
         for leaving in moves.leaving:
             _ran(leaving, ["systemctl", "disable", "--now", "kafka.service"], "stopping Kafka")
+        # A broker id used again must take new replicas: uncordoned while still registered
+        # (Kafka refuses an unregistered broker's configs), once stopped (it gets no replica).
+        if moves.uncordon_leaving_argv:
+            _ran(me, moves.uncordon_leaving_argv, "lifting the cordon of the brokers that left")
         if moves.unregister_argv:
             _ran(me, moves.unregister_argv, "unregistering the brokers that left")
     base.wait_until_ok(me, moves.health_argv, timeout_s, delay_s,
@@ -108,6 +124,9 @@ def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> 
         moves = broker_moves(operation, named, answer, argv)
     except (ValueError, KeyError, TypeError):
         return True
+    if moves.cordon_argv:  # said when planned, so that a dry run (--dry) says it too (OP-08)
+        logger.info(f"{host.name}: broker(s) {moves.cordon_argv[-1]} to be cordoned before the "
+                    "moves")
     registered = {int(b["id"]) for b in answer.get("brokers", [])}
     leaving = {int(argv["ids_by_host"][h]) for h in moves.leaving}
     holding = {int(r) for p in answer.get("partitions", []) for r in p["replicas"]}

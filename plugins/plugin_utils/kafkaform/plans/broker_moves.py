@@ -5,7 +5,8 @@ A decommission (OP-05) moves every replica off the named brokers, refused when t
 stay could not hold every partition at its replication factor across as many racks as now; the
 brokers are stopped (and, in KRaft, unregistered) only once they hold nothing. A scale-out gives
 the new brokers (named, or every registered broker that holds no replica) a fair share, taken
-from the brokers that were there. Either way the moves run under a throttle (OP-06).
+from the brokers that were there. Either way the moves run under a throttle (OP-06). Where Kafka
+can (plans.cordon), the brokers a decommission empties are cordoned first (OP-08).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..rules import cite
 from ..sizing import DISK_FREE_MIN
+from .cordon import cordon
 from .decommission import Topic, decommission_problems
 from .reassignment import moves_off, moves_onto
 from .restart_batches import Partition, placement
@@ -41,12 +43,18 @@ class DayTwoArgv:
     #: KRaft: remove a stopped broker's registration; ZooKeeper mode: empty.
     unregister: list[str]
     ids_by_host: dict[str, int] = field(default_factory=dict)
+    #: KRaft: cordon the brokers that leave, and lift a cordon (OP-08); ZooKeeper mode: empty.
+    cordon: list[str] = field(default_factory=list)
+    uncordon: list[str] = field(default_factory=list)
+    #: What the cluster's metadata runs: "kraft", "zookeeper"; and the release the nodes run.
+    metadata_mode: str = ""
+    release: str = ""
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
     """The helper's command lines of a day-two operation, from a broker's context (``kb``) and
     the throttle and timeout of its moves."""
-    admin = list(kb["admin_argv"])
+    admin, kraft = list(kb["admin_argv"]), kb["metadata_mode"] == "kraft"
     return DayTwoArgv(
         placement=[*admin, "placement"],
         start=[*admin, "reassign", "--throttle", str(int(float(throttle_mb_s) * MIB)),
@@ -56,8 +64,10 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
         elect=[*admin, "elect"],
         health=[*admin, "health"],
         health_tail=list(kb["health_options"]),
-        unregister=[*admin, "unregister"] if kb["metadata_mode"] == "kraft" else [],
-        ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()})
+        unregister=[*admin, "unregister"] if kraft else [],
+        ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()},
+        cordon=[*admin, "cordon"] if kraft else [], uncordon=[*admin, "uncordon"] if kraft else [],
+        metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]))
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,14 @@ class BrokerMoves:
     #: The health gate after the moves: every broker that stays.
     health_argv: list[str] = field(default_factory=list)
     unregister_argv: list[str] = field(default_factory=list)
+    #: A decommission: cordon the brokers that leave before any move (empty: none to cordon,
+    #: ``cordon_note`` says why), and lift it once they are stopped, before their
+    #: unregistration (Kafka then refuses their configs). A scale-out: lift a cordon an
+    #: abandoned decommission left on the brokers that join, before the moves. OP-08
+    cordon_argv: list[str] = field(default_factory=list)
+    uncordon_leaving_argv: list[str] = field(default_factory=list)
+    uncordon_joining_argv: list[str] = field(default_factory=list)
+    cordon_note: str = ""
 
     def as_vars(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,6 +152,7 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
         moves = _scale_out(ids, partitions, racks, live, holding, host_of, argv)
     if moves.problem:
         return moves
+    moves = replace(moves, **_cordons(operation, ids, moves, racks, answer, argv))
     moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
              for p in moves.reassignment["partitions"]}
     problems, warning = disk_problems(answer, moved)
@@ -169,6 +188,25 @@ def disk_problems(answer: Mapping[str, Any],
     warning = (f"broker(s) {', '.join(unknown)} did not say how much disk they have free: the "
                f"moves onto them are not checked against it ({cite('OP-07')})") if unknown else ""
     return problems, warning
+
+
+def _cordons(operation: str, ids: list[int], moves: BrokerMoves, racks: Mapping[int, Any],
+             answer: Mapping[str, Any], argv: Mapping[str, Any]) -> dict[str, Any]:
+    """The cordon's command lines and note (OP-08): which brokers, decided by plans.cordon."""
+    host_id = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
+    plan = cordon(str(argv.get("metadata_mode", "")), str(argv.get("release", "")),
+                  answer.get("metadata_level"), ids, racks)
+    if plan.reason:
+        return {"cordon_note": plan.reason if operation == "decommission" else ""}
+    if operation == "decommission":
+        return {"cordon_argv": _with_ids(argv["cordon"], plan.ids),
+                "uncordon_leaving_argv": _with_ids(argv["uncordon"], ids)}
+    return {"uncordon_joining_argv": _with_ids(argv["uncordon"],
+                                               [host_id[h] for h in moves.joining])}
+
+
+def _with_ids(argv: Sequence[str], ids: Sequence[int]) -> list[str]:
+    return [*argv, "--ids", ",".join(map(str, ids))] if argv and ids else []
 
 
 def _health(argv: Mapping[str, Any], ids: Sequence[int]) -> list[str]:
