@@ -212,9 +212,12 @@ def acked(events: list[dict[str, Any]]) -> list[str]:
     return [e["value"] for e in events if e.get("name") == "producer_send_success"]
 
 
-def validate(name: str, events: list[dict[str, Any]], consumed: list[str],
-             exactly_once: bool) -> bool:
+def read_back(name: str, events: list[dict[str, Any]], container: str, boot: str, topic: str,
+              exactly_once: bool, config: str = ADMIN_CONFIG) -> bool:
+    """Read the topic back on ``container`` and judge it against the producer's ``events``: every
+    acknowledged value there (and, with ``exactly_once``, once); print the count."""
     values = acked(events)
+    consumed = consume(container, boot, topic, set(values), config)
     errors = [e for e in events if e.get("name") == "producer_send_error"]
     counts = Counter(consumed)
     lost = set(values) - set(counts)
@@ -241,8 +244,7 @@ def under_load(inventory: str, name: str, action: Any, seconds: float, exactly_o
     events = stop_producer(client, run)
     if report is not None:
         report(events)
-    return validate(name, events, consume(client, boot, topic, set(acked(events))),
-                    exactly_once) and acted
+    return read_back(name, events, client, boot, topic, exactly_once) and acted
 
 
 def scheduled_latencies(events: list[dict[str, Any]], throughput: int) -> list[tuple[float, float]]:
@@ -353,7 +355,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
         print(f"CA rotation step {step} under load: {took:.1f} s")
         time.sleep(seconds)
         events += stop_producer(client, run)
-    ok = validate("rotate", events, consume(client, boot, topic, set(acked(events))), True)
+    ok = read_back("rotate", events, client, boot, topic, True)
     for node in nodes:  # the controllers' too: their listener is mutual TLS (KR-06)
         after = sh(node, f"grep -c 'BEGIN CERTIFICATE' {TRUST}; sha256sum < {TRUST}").split("\n")
         if after[0] != "1" or after[1] == before.strip():
@@ -407,8 +409,7 @@ def securing_under_load(inventory: str, seconds: float, throughput: int, playboo
         print(f"securing step {step or 'secured'} under load: {took:.1f} s")
         time.sleep(seconds)
         events += stop_producer(client, run)
-    return validate("secure", events,
-                    consume(client, tls, topic, set(acked(events)), TLS_CONFIG), True)
+    return read_back("secure", events, client, tls, topic, True, TLS_CONFIG)
 
 
 def zookeeper_on_tls(inventory: str) -> bool:

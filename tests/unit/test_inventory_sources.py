@@ -262,11 +262,13 @@ def test_every_command_reads_what_ansible_inventory_lists(layouts: dict[str, Lay
         assert admin["password"] == SHORT, command  # decrypted, not the ciphertext
 
 
-@pytest.mark.parametrize("name", ["directory, --vault-password-file",
-                                  "file relative from its directory, --vault-id",
-                                  "inline !vault, --ask-vault-pass",
-                                  "several -i, INI with host_vars/"])
-@pytest.mark.parametrize("command", ["check", "verify"])
+# verify refuses a secret typed at a prompt before anything else (the test below).
+@pytest.mark.parametrize(("name", "command"), [
+    *((name, command) for name in ["directory, --vault-password-file",
+                                   "file relative from its directory, --vault-id",
+                                   "several -i, INI with host_vars/"]
+      for command in ["check", "verify"]),
+    ("inline !vault, --ask-vault-pass", "check")])
 def test_each_command_refuses_the_short_password_in_the_vault(
         layouts: dict[str, Layout], name: str, command: str) -> None:
     layout = layouts[name]
@@ -277,6 +279,18 @@ def test_each_command_refuses_the_short_password_in_the_vault(
                                  if not k.startswith("ANSIBLE_VAULT") and k != "ANSIBLE_CONFIG"})
     assert result.returncode == 1, result.stderr
     assert "[SE-06] kafka_users: admin needs a password of at least 8 characters" in result.stderr
+
+
+@pytest.mark.parametrize("prompted", [["--ask-vault-pass"], ["--vault-id", "prod@prompt"]])
+def test_verify_refuses_a_secret_typed_at_a_prompt_before_asking_it(
+        layouts: dict[str, Layout], prompted: list[str]) -> None:
+    """testinfra runs Ansible once per host and check: a secret typed once cannot reach them."""
+    layout = layouts["inline !vault, --ask-vault-pass"]
+    result = layout.run(str(BIN / "kafkaform"), "verify", *layout.options[:2], *prompted)
+    assert result.returncode == 2, result.stderr
+    assert "Vault password" not in result.stderr + result.stdout  # refused before the prompt
+    last = result.stderr.strip().splitlines()[-1]
+    assert "typed at a prompt" in last and "--vault-id LABEL@FILE" in last, last
 
 
 @pytest.mark.parametrize(("name", "names"), [

@@ -37,6 +37,15 @@ def prompts(identity: str) -> bool:
     return identity.rpartition("@")[2] in ("prompt", "prompt_ask_vault_pass")
 
 
+def asks_at_prompt(sources: inventory.Sources) -> bool:
+    """Whether any vault secret the command was given (or Ansible is configured with) is typed
+    at a prompt."""
+    from ansible import constants as C
+
+    identities = [*C.DEFAULT_VAULT_IDENTITY_LIST, *sources.vault_ids]
+    return sources.ask_vault_pass or any(prompts(item) for item in identities)
+
+
 def environment(sources: inventory.Sources) -> dict[str, str]:
     """This process's environment with the vault identities given to the command, but those
     asked at a prompt (:class:`Prompted` hands them over)."""
@@ -59,12 +68,10 @@ class Prompted:
 
     @classmethod
     def of(cls, sources: inventory.Sources) -> Prompted:
-        from ansible import constants as C
         from ansible.parsing.vault import PromptVaultSecret
 
         prompted = cls()
-        identities = [*C.DEFAULT_VAULT_IDENTITY_LIST, *sources.vault_ids]
-        if not sources.ask_vault_pass and not any(prompts(item) for item in identities):
+        if not asks_at_prompt(sources):
             return prompted
 
         for vault_id, secret in sources.secrets(None):  # read while the inventory was

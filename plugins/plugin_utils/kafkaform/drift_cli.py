@@ -221,7 +221,8 @@ def default_playbooks(view: model.InventoryView) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     sources = inventory.Sources.from_args(args)
     source = str(sources)
-    given = [playbook_argument(name) for name in args.playbook or ()]
+    # Each playbook as the operator knows it, and as ansible-playbook is given it.
+    playbooks = [(name, playbook_argument(name)) for name in args.playbook or ()]
     # Read here first: a missing inventory, a vault secret missing, a --limit matching nothing
     # are said in a line now, not after the minutes a check run of the site playbook takes.
     view, matched = inventory.select(sources, args.limit)
@@ -229,11 +230,12 @@ def run(args: argparse.Namespace) -> int:
         where = f"--limit {args.limit!r}" if args.limit else "the inventory"
         raise InputError(f"no host of {source} matches {where}. Fix: pass a host pattern of "
                          f"that inventory (`ansible-inventory -i {source} --graph` lists them)")
-    if not given:
+    if not playbooks:
         require_platform_hosts(view, matched, source)
-    names = args.playbook or default_playbooks(view)  # as the operator knows them
+        playbooks = [(name, name) for name in default_playbooks(view)]
+    names = [shown for shown, _ in playbooks]
     argv = [ansible_child.executable("ansible-playbook"), "--check", "--diff",
-            *(given or names)]
+            *(passed for _, passed in playbooks)]
     for item in sources.resolved():
         argv += ["-i", item]
     if args.limit:

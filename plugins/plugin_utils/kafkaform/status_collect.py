@@ -164,11 +164,10 @@ def asks(view: model.InventoryView, cluster: Mapping[str, Any]) -> dict[str, Ask
         ask(host).run[PIPELINE_UNIT] = ["systemctl", "is-active", UNIT]
         ask(host).files.append(PROGRESS_FILE)
         ask(host).newest.append(pipeline["commits"])
-    for node in [*cluster["spark_masters"], *cluster["spark_workers"]]:
-        host = str(node["host"])
-        served = ask(host).served
-        served += [url for url in spark_ui_urls(cluster, host, view.variables(host))
-                   if url not in served]
+    # A host can be both master and worker: spark_ui_urls names all its UIs at once.
+    for host in dict.fromkeys(str(n["host"]) for n in [*cluster["spark_masters"],
+                                                        *cluster["spark_workers"]]):
+        ask(host).served = spark_ui_urls(cluster, host, view.variables(host))
     monitors = view.members(model.MONITORING)
     for host in monitors:
         context = monitoring_context(cluster, host, view.variables(host), view.groups)

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import checks, inventory, model
+from . import ansible_child, checks, inventory, model
 from .cli import EXIT_BUG, InputError
 
 if TYPE_CHECKING:
@@ -128,6 +128,13 @@ class Outcomes:
 def run(args: argparse.Namespace) -> int:
     sources = inventory.Sources.from_args(args)
     source = str(sources)
+    if ansible_child.asks_at_prompt(sources):
+        # Said before the prompt: a secret typed once cannot be handed to each of them.
+        raise InputError("kafkaform verify cannot use a vault secret typed at a prompt "
+                         "(--ask-vault-pass, --vault-id LABEL@prompt): its checks run Ansible "
+                         "once per host and check. Fix: give the secret as a file readable only "
+                         "by you, or a script that prints it: --vault-id LABEL@FILE or "
+                         "--vault-password-file FILE")
     view, matched = inventory.select(sources, args.limit)
     if args.limit is None:
         inventory.require_cluster(view, source)
@@ -155,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         argv.append(f"--ansible-inventory={resolved[0]}")
     else:
         os.environ["ANSIBLE_INVENTORY"] = ",".join(resolved)
-    os.environ.update(sources.environment())
+    os.environ.update(ansible_child.environment(sources))
     if tuned:
         argv.append("--hosts=" + ",".join(reach(host, view.hostvars.get(host, {}))
                                           for host in tuned))
