@@ -7,6 +7,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests judge results, never speed (speed lives in benchmarks/): no per-example deadline,
+# which a machine busy with the hosts' lanes would trip.
+settings.register_profile("kafkaform", deadline=None)
+settings.load_profile("kafkaform")
 
 # kafkaform seals the control node's secrets with the run's vault secret (kafkaform.sealed);
 # ./dev gives the suite the lab's. A test run started by hand gets one of its own, set before

@@ -404,3 +404,52 @@ def test_insecure_resources_found_are_kept_and_reported(ec2: Any, tmp_path: Path
     counter = provision.CallCounter().attach(ec2)
     assert provision.up(ec2, spec, waiter_delay=1) == []
     assert counter.mutating == []
+
+
+def test_a_kraft_cluster_with_monitoring_grows_zone_by_zone_into_a_scale_out(
+        ec2: Any, tmp_path: Path) -> None:
+    path, _ = write_spec(ec2, tmp_path, "grow", brokers=3)
+    data = yaml.safe_load(path.read_text())
+    del data["groups"]["zookeeper"]
+    data["groups"].update(kafka_controller={"count": 3, "instance_type": "m5.large"},
+                          monitoring={"count": 1, "instance_type": "m5.large"})
+    path.write_text(yaml.safe_dump(data))
+    up = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert up.returncode == 0, up.stderr
+    assert "scale_out" not in up.stderr  # a new cluster: every broker starts empty together
+    static, dynamic = tmp_path / "static", tmp_path / "dynamic"
+    for output, extra in ((static, []), (dynamic, ["--dynamic"])):
+        written = run_cli("cloud", "inventory", "--spec", str(path), "--output", str(output),
+                          *extra)
+        assert written.returncode == 0, written.stderr
+    check = run_cli("check", "-i", str(static))
+    assert check.returncode == 0, check.stderr
+    hosts = yaml.safe_load((static / "hosts.yml").read_text())["all"]["children"]
+    assert hosts["kafka_controller"]["hosts"]["ctl2"]["kafka_node_id"] == 3002
+    assert hosts["kafka_controller"]["hosts"]["ctl2"]["rack"] == "eu-west-1b"
+    assert list(hosts["monitoring"]["hosts"]) == ["monitor1"]
+    found = listed(dynamic)
+    for group in (model.KAFKA_CONTROLLER, model.MONITORING):
+        assert sorted(found[group]["hosts"]) == sorted(hosts[group]["hosts"]), group
+    assert found["_meta"]["hostvars"]["ctl3"]["kafka_node_id"] == 3003
+    before = {name: i["InstanceId"] for name, i in
+              provision.observe(ec2, parse(data)).instances.items()}
+
+    data["groups"]["kafka_broker"]["count"] = 5
+    path.write_text(yaml.safe_dump(data))
+    planned = run_cli("cloud", "plan", "--spec", str(path))
+    assert planned.returncode == 0, planned.stderr
+    assert [line for line in planned.stdout.splitlines()
+            if line.startswith("create instance")] == [
+        "create instance kafka4: m5.2xlarge in eu-west-1a",
+        "create instance kafka5: m5.2xlarge in eu-west-1b"], planned.stdout
+    assert all(" kafka4" in line or " kafka5" in line for line in planned.stdout.splitlines()
+               if line.split()[0] in ("create", "attach"))
+    grown = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert grown.returncode == 0, grown.stderr
+    assert ("kafkaform.platform.scale_out -e kafka_broker_scale_out_hosts=kafka4,kafka5"
+            in grown.stderr), grown.stderr
+    after = provision.observe(ec2, parse(data)).instances
+    assert {name: after[name]["InstanceId"] for name in before} == before  # none replaced
+    again = run_cli("cloud", "up", "--spec", str(path), "--waiter-delay", "1")
+    assert "0 change(s)" in again.stderr and "scale_out" not in again.stderr, again.stderr

@@ -39,6 +39,13 @@ def edit(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
 BAD: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("two zones", lambda d: d.update(zones=d["zones"][:2]),
      "2 zone(s) cannot hold a ZooKeeper ensemble of 3"),
+    ("two zones, KRaft", lambda d: (d.update(zones=d["zones"][:2]), d["groups"].pop("zookeeper"),
+                                    d["groups"].update(kafka_controller={
+                                        "count": 3, "instance_type": "m5.large"})),
+     "2 zone(s) cannot hold a KRaft controller quorum of 3"),
+    ("monitoring with volumes", lambda d: d["groups"].update(monitoring={
+        "count": 1, "instance_type": "m5.large", "volumes": [{"type": "gp3", "size_gb": 10}]}),
+     "monitoring hosts have no data-disk purpose"),
     ("unknown group", lambda d: d["groups"].update(kafka_connect={"count": 1,
                                                                   "instance_type": "m5.large"}),
      "unknown group 'kafka_connect'"),

@@ -87,6 +87,13 @@ def up_command(args: argparse.Namespace, spec: Spec) -> int:
                            warn=lambda problem: say(f"warning: {problem}"))
     say(f"kafkaform cloud up {spec.name}: {len(changes)} change(s), {counter.summary()}, "
         f"{time.perf_counter() - start:.1f} s")
+    joined = provision.new_brokers(spec, changes)
+    if joined:
+        # New brokers of a running cluster hold nothing until replicas move onto them (OP-06).
+        say(f"{len(joined)} broker(s) added to the brokers there ({', '.join(joined)}): write "
+            f"the inventory (`kafkaform cloud inventory --spec {args.spec} --output DIR`), then "
+            "give them their share: `ansible-playbook -i DIR kafkaform.platform.scale_out -e "
+            f"kafka_broker_scale_out_hosts={','.join(joined)}`")
     return 0
 
 

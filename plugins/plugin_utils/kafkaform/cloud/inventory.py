@@ -1,7 +1,7 @@
 """The Ansible inventory of a cloud cluster: groups, ids, racks (= zones), data devices, addresses.
 
 The files written here are what `kafkaform check` and the playbooks read: ``hosts.yml`` with the
-four groups and each host's ids, rack and address, and ``group_vars/all.yml`` with the cluster
+spec's groups and each host's ids, rack and address, and ``group_vars/all.yml`` with the cluster
 settings.
 
 Device names
@@ -108,6 +108,8 @@ def host_vars(spec: Spec, host: Host, address: str | None,
         data["zookeeper_id"] = host.zookeeper_id
     if host.kafka_broker_id is not None:
         data["kafka_broker_id"] = host.kafka_broker_id
+    if host.kafka_node_id is not None:
+        data["kafka_node_id"] = host.kafka_node_id
     data["rack"] = host.zone
     disks = [{"device": os_device(host.instance_type, v.attach_device, volume_ids.get(v.id))
               or v.attach_device, "mount": v.mount, "purpose": v.purpose}
@@ -119,7 +121,7 @@ def host_vars(spec: Spec, host: Host, address: str | None,
 
 #: The instance tags that carry what the inventory needs of a host (``up`` writes them), so an
 #: ``amazon.aws.aws_ec2`` inventory yields the same hosts, groups and variables.
-ID_TAGS = ("zookeeper_id", "kafka_broker_id")
+ID_TAGS = ("zookeeper_id", "kafka_broker_id", "kafka_node_id")
 TAG_PREFIX = "kafkaform:"
 DISK_TAG = "kafkaform:disk"
 
@@ -145,6 +147,7 @@ AWS_EC2_COMPOSE = {
     "rack": "placement.availability_zone",
     "zookeeper_id": "tags['kafkaform:zookeeper_id'] | int",
     "kafka_broker_id": "tags['kafkaform:kafka_broker_id'] | int",
+    "kafka_node_id": "tags['kafkaform:kafka_node_id'] | int",
     "os_tuning_data_disks": (
         "tags | dict2items | selectattr('key', 'match', 'kafkaform:disk[0-9]+$') "
         "| sort(attribute='key') | map(attribute='value') | map('from_json') | list "

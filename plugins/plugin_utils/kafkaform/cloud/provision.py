@@ -26,6 +26,7 @@ from .. import model
 from ..cloud import inventory
 from ..cloud.placement import Host, place
 from ..cloud.spec import Spec
+from ..contexts.spark_node import TLS_UI_PORT_OFFSET
 from ..defaults import role_default
 from ..rules import cite
 
@@ -36,8 +37,9 @@ HOST_TAG = "kafkaform:host"
 
 #: Security groups by role; both Spark groups share one, their ports being cluster-internal.
 SPARK = "spark"
-SECURITY_ROLE = {model.ZOOKEEPER: model.ZOOKEEPER, model.KAFKA_BROKER: model.KAFKA_BROKER,
-                 model.SPARK_MASTER: SPARK, model.SPARK_WORKER: SPARK}
+SECURITY_ROLE = {model.ZOOKEEPER: model.ZOOKEEPER, model.KAFKA_CONTROLLER: model.KAFKA_CONTROLLER,
+                 model.KAFKA_BROKER: model.KAFKA_BROKER, model.SPARK_MASTER: SPARK,
+                 model.SPARK_WORKER: SPARK, model.MONITORING: model.MONITORING}
 
 #: Instance states that still count as the host (terminated and shutting-down ones do not).
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
@@ -181,35 +183,69 @@ def security_roles(spec: Spec) -> list[str]:
 
 
 def desired_rules(spec: Spec, role: str) -> set[Rule]:
-    """The ingress rules of one security group.
+    """The ingress rules of one security group (SE-20): each listener the roles bind on the
+    group's hosts, open to those that connect to it, with the ports of the cluster model of the
+    planned inventory (the spec's settings included).
 
-    ZooKeeper: clients on the TLS client port (2182) from brokers and admins, quorum and election
-    (2888/3888) among members; the plain client port listens on loopback only (SE-18). Brokers:
-    9092 from clients, from each other (replication) and from Spark (the pipeline). Spark: every
+    ZooKeeper: its TLS client port from brokers, KRaft controllers (a migration's) and admins;
+    quorum and election among members; the plain client port listens on loopback only (SE-18).
+    Brokers: the client listener (and any extra one) from clients, brokers and Spark; the broker
+    listener, which replication and the admin tools use, from brokers and, during a migration,
+    the KRaft controllers. Controllers: their listener from controllers and brokers. Spark: every
     TCP port among Spark hosts, as standalone mode picks executor and block manager ports at
-    random. SSH from the admin networks only, everywhere.
+    random. Monitoring: Prometheus and Alertmanager from admins; every port it scrapes (node
+    exporter everywhere, the JVMs' metrics agents, the Spark UIs' TLS ports: MO-07, MO-09) from
+    the monitoring hosts. SSH from the admin networks only, everywhere.
     """
     roles = set(security_roles(spec))
+    view = inventory.view(spec, place(spec), addresses={})
+    cluster = model.build(view)
     admins = [f"cidr:{c}" for c in spec.admin_cidrs]
+    clients = [f"cidr:{c}" for c in spec.client_cidrs]
+    monitors = view.members(model.MONITORING)
+
+    def groups(*names: str) -> list[str]:
+        return [f"sg:{name}" for name in names if name in roles]
+
     rules: set[Rule] = {("tcp", 22, 22, a) for a in admins}
 
-    def port(key: str) -> int:
-        return int(role_default(key))
+    def allow(port: int | None, sources: Iterable[str]) -> None:
+        if port:
+            rules.update(("tcp", port, port, source) for source in sources)
 
+    def setting(key: str) -> int:
+        return int(view.var(monitors[0], key, role_default(key)) if monitors
+                   else role_default(key))
+
+    scraped: list[int | None] = [setting("monitoring_node_exporter_port")]
     if role == model.ZOOKEEPER:
-        client = port("zookeeper_secure_client_port")
-        sources = admins + ([f"sg:{model.KAFKA_BROKER}"] if model.KAFKA_BROKER in roles else [])
-        rules |= {("tcp", client, client, s) for s in sources}
-        for key in ("zookeeper_quorum_port", "zookeeper_election_port"):
-            rules.add(("tcp", port(key), port(key), f"sg:{model.ZOOKEEPER}"))
+        for member in cluster.ensemble:
+            allow(member.secure_client_port,
+                  admins + groups(model.KAFKA_BROKER, model.KAFKA_CONTROLLER))
+            allow(member.quorum_port, groups(model.ZOOKEEPER))
+            allow(member.election_port, groups(model.ZOOKEEPER))
+            scraped.append(member.metrics_port)
     elif role == model.KAFKA_BROKER:
-        broker = port("kafka_broker_port")
-        sources = [f"cidr:{c}" for c in spec.client_cidrs] + [f"sg:{model.KAFKA_BROKER}"]
-        if SPARK in roles:
-            sources.append(f"sg:{SPARK}")
-        rules |= {("tcp", broker, broker, s) for s in sources}
+        migrating = groups(model.KAFKA_CONTROLLER) if cluster.ensemble else []
+        for broker in cluster.brokers:
+            for listener in broker.listeners:
+                if listener.name in (model.BROKER_LISTENER, model.PLAINTEXT_LISTENER):
+                    allow(listener.port, groups(model.KAFKA_BROKER) + migrating)
+                else:
+                    allow(listener.port, clients + groups(model.KAFKA_BROKER, SPARK))
+            scraped.append(broker.metrics_port)
+    elif role == model.KAFKA_CONTROLLER:
+        for controller in cluster.controllers:
+            allow(controller.port, groups(model.KAFKA_CONTROLLER, model.KAFKA_BROKER))
     elif role == SPARK:
         rules.add(("tcp", 0, 65535, f"sg:{SPARK}"))
+        scraped += [node.webui_port + TLS_UI_PORT_OFFSET
+                    for node in (*cluster.spark_masters, *cluster.spark_workers)]
+    elif role == model.MONITORING:
+        for key in ("monitoring_prometheus_port", "monitoring_alertmanager_port"):
+            allow(setting(key), admins + groups(model.MONITORING))
+    for port in scraped:
+        allow(port, groups(model.MONITORING))
     return rules
 
 
@@ -460,6 +496,15 @@ def addresses(seen: Observed) -> dict[str, str]:
 
 def volume_ids(seen: Observed) -> dict[str, str]:
     return {name: v["VolumeId"] for name, v in seen.volumes.items()}
+
+
+def new_brokers(spec: Spec, changes: Iterable[Change]) -> list[str]:
+    """The brokers ``changes`` created beside brokers that were there already: a scale-out's
+    (none for a new cluster, whose brokers all start empty together)."""
+    brokers = [h.name for h in place(spec) if h.group == model.KAFKA_BROKER]
+    created = {c.name for c in changes if (c.action, c.kind) == ("create", "instance")}
+    joined = [name for name in brokers if name in created]
+    return joined if len(joined) < len(brokers) else []
 
 
 def missing_hosts(spec: Spec, seen: Observed) -> list[str]:

@@ -20,6 +20,9 @@ import yaml
 from .. import model
 from ..rules import cite
 
+#: The groups a spec may declare: the cluster's, and the monitoring host(s).
+SPEC_GROUPS = (*model.GROUPS, model.MONITORING)
+
 #: EBS volume types and the settings each accepts (AWS EC2 CreateVolume).
 VOLUME_TYPES: dict[str, dict[str, Any]] = {
     "gp2": {"size": (1, 16384), "iops": None, "throughput": None},
@@ -232,8 +235,8 @@ def _volume(reader: _Reader, raw: Any, where: str) -> Volume | None:
 
 def _group(reader: _Reader, name: str, raw: Any) -> Group | None:
     where = f"groups.{name}"
-    if name not in model.GROUPS:
-        reader.fail(where, f"unknown group {name!r}", f"use one of {', '.join(model.GROUPS)}")
+    if name not in SPEC_GROUPS:
+        reader.fail(where, f"unknown group {name!r}", f"use one of {', '.join(SPEC_GROUPS)}")
         return None
     if not isinstance(raw, Mapping):
         reader.fail(where, f"is {raw!r}, not a mapping", "declare {count, instance_type, volumes}")
@@ -316,7 +319,7 @@ def _groups(reader: _Reader, data: Mapping[str, Any]) -> list[Group]:
     groups: list[Group] = []
     raw_groups = data.get("groups")
     if not isinstance(raw_groups, Mapping) or not raw_groups:
-        reader.fail("groups", f"is {raw_groups!r}", f"declare groups among {model.GROUPS}")
+        reader.fail("groups", f"is {raw_groups!r}", f"declare groups among {SPEC_GROUPS}")
         raw_groups = {}
     for group_name, raw in raw_groups.items():
         group = _group(reader, str(group_name), raw)
@@ -371,12 +374,15 @@ def _unknown_fields(reader: _Reader, data: Mapping[str, Any]) -> None:
 
 
 def _zones_hold_the_ensemble(reader: _Reader, zones: list[Zone], groups: list[Group]) -> None:
-    """No zone holds a majority of a ZooKeeper ensemble, so losing one zone keeps the quorum."""
-    zookeeper = next((g for g in groups if g.name == model.ZOOKEEPER), None)
-    if zookeeper is not None and zookeeper.count > 1 and zones and len(zones) < 3:
-        reader.fail("zones", f"{len(zones)} zone(s) cannot hold a ZooKeeper ensemble of "
-                    f"{zookeeper.count}: one zone would hold a majority, and losing it loses "
-                    "the quorum", "list at least 3 availability zones")
+    """No zone holds a majority of a ZooKeeper ensemble or a KRaft quorum, so losing one zone
+    keeps the quorum (ZK-07, KR-03)."""
+    for name, what in ((model.ZOOKEEPER, "a ZooKeeper ensemble"),
+                       (model.KAFKA_CONTROLLER, "a KRaft controller quorum")):
+        voters = next((g for g in groups if g.name == name), None)
+        if voters is not None and voters.count > 1 and zones and len(zones) < 3:
+            reader.fail("zones", f"{len(zones)} zone(s) cannot hold {what} of {voters.count}: "
+                        "one zone would hold a majority, and losing it loses the quorum",
+                        "list at least 3 availability zones")
 
 
 def parse(data: Any, source: str = "spec") -> Spec:
