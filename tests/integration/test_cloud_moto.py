@@ -204,7 +204,8 @@ def test_up_puts_drifted_ingress_rules_back(ec2: Any, tmp_path: Path) -> None:
         "UserIdGroupPairs": [{"GroupId": brokers}]}])
     planned = [(c.action, c.detail) for c in provision.plan(ec2, spec)]
     assert planned == [("authorize", "sg:kafka_broker 2182-2182"),
-                       ("revoke", "cidr:0.0.0.0/0 8080-8080")]
+                       ("revoke", "cidr:0.0.0.0/0 8080-8080 (nothing of the cluster listens "
+                                  "there for it: SE-20)")]
     assert [c.action for c in provision.up(ec2, spec, waiter_delay=1)] == ["authorize", "revoke"]
     seen = provision.observe(ec2, spec)
     rules = provision.existing_rules(seen.groups[model.ZOOKEEPER], seen.group_ids())

@@ -362,14 +362,15 @@ def _apply(client: Any, spec: Spec, seen: Observed, *, dry_run: bool,
         want = desired_rules(spec, role)
         have = existing_rules(seen.groups.get(role, {}), ids)
         # Rules to add, then rules no longer in the spec; both calls take the same arguments.
-        for action, rules, call in (
-            ("authorize", want - have, client.authorize_security_group_ingress),
-            ("revoke", have - want, client.revoke_security_group_ingress),
+        for action, rules, call, why in (
+            ("authorize", want - have, client.authorize_security_group_ingress, ""),
+            ("revoke", have - want, client.revoke_security_group_ingress,
+             f" (nothing of the cluster listens there for it: {cite('SE-20')})"),
         ):
             if not rules:
                 continue
             yield Change(action, "ingress", f"{spec.name}-{role}",
-                         ", ".join(f"{p[3]} {p[1]}-{p[2]}" for p in sorted(rules)))
+                         ", ".join(f"{p[3]} {p[1]}-{p[2]}" for p in sorted(rules)) + why)
             if not dry_run:
                 call(GroupId=ids[role], IpPermissions=permissions(rules, ids))
 
