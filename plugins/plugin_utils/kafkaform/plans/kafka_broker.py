@@ -22,7 +22,7 @@ from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
 from ..rules import cite
-from . import hostread
+from . import hostread, log_dirs
 from .artifact import Release, read_marker, release
 from .broker_moves import DayTwoArgv, day_two_argv
 from .files import Account, PlannedFile, WritesFiles, planned_paths, template
@@ -80,6 +80,8 @@ class KafkaBrokerHost:
     release_marker: str | None = None
     #: The state of each planned file and directory that exists (hostread.path_states).
     paths: Mapping[str, str] = field(default_factory=dict)
+    #: Each log directory of running_config and the replicas it holds (plans.log_dirs).
+    log_dir_replicas: Mapping[str, int] = field(default_factory=dict)
 
 
 def _release(settings: Mapping[str, Any]) -> Release:
@@ -87,21 +89,11 @@ def _release(settings: Mapping[str, Any]) -> Release:
                    _setting(settings, "install_dir"))
 
 
-def _first_log_dir(cluster: Mapping[str, Any], host: str) -> str:
-    """Where the node's meta.properties lives: a broker's first log directory, a dedicated
-    controller's metadata directory."""
-    broker = cluster.get("brokers_by_host", {}).get(host)
-    if broker:
-        return str((broker.get("log_dirs") or [""])[0])
-    controller = cluster.get("controllers_by_host", {}).get(host) or {}
-    return str(controller.get("metadata_dir") or "")
-
-
 def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]) -> list[str]:
     """The one command that reads a Kafka node (its answers: :func:`parse_host`)."""
     q = shlex.quote
     conf_dir = str(_setting(settings, "conf_dir")).rstrip("/")
-    meta = f"{_first_log_dir(cluster, host)}/meta.properties"
+    meta = f"{log_dirs.first(cluster, host)}/meta.properties"
     return hostread.command([
         hostread.ask("architecture", "dpkg --print-architecture"),
         hostread.ask("cores", "nproc"),
@@ -116,6 +108,7 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
                                   "2>/dev/null"),
         hostread.ask("admin_client", f"stat -c '%U:%G:%a' {q(ADMIN_CLIENT_WHEEL)} 2>/dev/null"),
         hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
+        log_dirs.question(f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
         _release(settings).question(),
@@ -151,6 +144,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         service_running=SERVICE_UNIT in hostread.running_units(found),
         release_marker=read_marker(found),
         paths=hostread.found_paths(found),
+        log_dir_replicas=log_dirs.parse(found.get(log_dirs.LABEL, "")),
     )
 
 
@@ -383,11 +377,14 @@ def _migrating(cluster: Mapping[str, Any]) -> bool:
 
 
 def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
+    """Why the node must not be changed: a step of securing skipped (SE-10), or a log directory
+    that holds replicas dropped (OP-10)."""
     if read.running_config is None:
         return ""
     return security_steps.step_problem(host, kb["java"]["config"],
                                        security_steps.broker_step(read.running_config),
-                                       kb["security_step"])
+                                       kb["security_step"]) or log_dirs.refusal(
+        host, read.log_dir_replicas, kb["log_dirs"])
 
 
 @dataclass(frozen=True)
@@ -497,7 +494,7 @@ def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerH
     wanted = str(cluster.get("cluster_id", ""))
     if read.cluster_id == wanted:
         return ""
-    return (f"{host}: {_first_log_dir(cluster, host)}/meta.properties says "
+    return (f"{host}: {log_dirs.first(cluster, host)}/meta.properties says "
             f"cluster.id={read.cluster_id}, but the inventory's cluster id is {wanted}: the "
             "controllers join the running cluster, so they are formatted with its id. Set "
             f"kafka_cluster_id: {read.cluster_id} in the inventory's group_vars/all and run again")
