@@ -184,6 +184,7 @@ def test_a_dry_run_scale_out_takes_the_brokers_its_converge_would_start_as_runni
     assert (moves.problem, moves.joining) == ("", ["kafka6"])
     assert moves.reassignment == broker_moves("scale_out", [], answer(before), ARGV).reassignment
     assert moves.warning.startswith("broker(s) 6 did not say how much disk they have free")
+    assert moves.health_argv == gate.health_argv
     # A decommission starts nothing: the brokers named are never taken as starting.
     assert broker_moves("decommission", ["kafka6"], None, DRY_ARGV,
                         starting=["kafka5"]).health_argv[3] == "1,2,3,4,5"

@@ -174,6 +174,9 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     if moves.problem:
         return moves
     moves = replace(moves, **_cordons(operation, ids, moves, racks, answer, argv))
+    if starting_ids:  # a dry run started none of them: the gate after spares them too
+        moves = replace(moves, health_argv=_health(argv, [b for b in live
+                                                          if b not in starting_ids]))
     moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
              for p in moves.reassignment["partitions"]}
     problems, warning = disk_problems(answer, moved)
