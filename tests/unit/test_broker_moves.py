@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kafkaform.plans.broker_moves import DayTwoArgv, broker_moves, broker_moves_vars
+from kafkaform.plans.broker_moves import DayTwoArgv, broker_moves, broker_moves_vars, settled
 
 HOSTS = {f"kafka{i}": i for i in range(1, 7)}
 RACKS = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
@@ -128,3 +128,73 @@ def test_moves_that_would_fill_a_receiving_brokers_disks_are_refused(
     moves = broker_moves("decommission", ["kafka6"], answer(SPREAD, usable_mib=free), ARGV)
     assert (moves.problem, moves.warning) == (problem, warning)
     assert bool(moves.reassignment) == (not problem)
+
+
+# --- dry runs (Ansible's --check, pyinfra's --dry): nothing changed, what a real run would do --
+
+#: ARGV with every broker's inventory rack (plans.broker_moves.day_two_argv).
+DRY_ARGV = {**ARGV, "brokers": {str(b): r for b, r in RACKS.items()}}
+
+
+def test_a_decommission_says_each_move_and_where_the_new_replicas_go() -> None:
+    moves = broker_moves("decommission", ["kafka6"], answer(SPREAD), ARGV)
+    assert moves.summary == ("3 partition(s) move off broker(s) 6; 5 broker(s) stay: new "
+                             "replicas on broker(s) 5 (3)")
+    assert moves.moved == ["kf.orders-1: 2,4,6 -> 2,4,5", "kf.orders-3: 4,6,2 -> 4,5,2",
+                           "kf.orders-5: 6,2,4 -> 5,2,4"]
+
+
+def test_a_dry_run_decides_again_after_the_moves_as_if_it_had_made_them() -> None:
+    """Check mode moved nothing: its check after the moves takes the moves it would have made
+    as made, so it goes on to the stop, as the real run would; a real run's check (nothing
+    taken as done) still finds the replicas left."""
+    first = broker_moves("decommission", ["kafka6"], answer(SPREAD), ARGV)
+    again = broker_moves("decommission", ["kafka6"], answer(SPREAD), ARGV,
+                         first.reassignment["partitions"])
+    assert (again.problem, again.reassignment["partitions"]) == ("", [])
+    assert broker_moves("decommission", ["kafka6"], answer(SPREAD), ARGV).reassignment[
+        "partitions"] == first.reassignment["partitions"]
+
+
+def test_moves_an_interrupted_run_left_in_flight_are_taken_as_done_by_a_dry_run() -> None:
+    """While a move is in flight Kafka lists the old and the new replicas together (a partition
+    of 4 replicas here): decided as is, the partition would keep 4 replicas; taken as done, it
+    is left alone and only what is left moves."""
+    in_flight = [{"topic": "kf.orders", "partition": 1, "replicas": [2, 4, 5]}]
+    during = [list(p) for p in SPREAD]
+    during[1] = [2, 4, 5, 6]
+    as_is = broker_moves("decommission", ["kafka6"], answer(during), ARGV)
+    assert as_is.reassignment["partitions"][0] == {"topic": "kf.orders", "partition": 1,
+                                                   "replicas": [2, 4, 5, 1]}
+    moves = broker_moves("decommission", ["kafka6"], answer(during), ARGV, in_flight)
+    assert moves.problem == ""
+    assert [p["partition"] for p in moves.reassignment["partitions"]] == [3, 5]
+
+
+def test_a_dry_run_scale_out_takes_the_brokers_its_converge_would_start_as_running() -> None:
+    """Broker 6 is stopped (decommissioned, still in the inventory): a real scale-out's converge
+    starts it, a dry run's does not. The gate spares it, and the moves onto it are decided as
+    for a running broker in its inventory rack holding nothing; its disks are unknown."""
+    before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    gate = broker_moves("scale_out", [], None, DRY_ARGV, starting=["kafka6"])
+    assert gate.health_argv == ["h", "health", "--ids", "1,2,3,4,5", "--wait", "20"]
+    stopped = answer(before, [1, 2, 3, 4, 5])
+    assert broker_moves("scale_out", [], stopped, DRY_ARGV).reassignment["partitions"] == []
+    moves = broker_moves("scale_out", [], stopped, DRY_ARGV, starting=["kafka6"])
+    assert (moves.problem, moves.joining) == ("", ["kafka6"])
+    assert moves.reassignment == broker_moves("scale_out", [], answer(before), ARGV).reassignment
+    assert moves.warning.startswith("broker(s) 6 did not say how much disk they have free")
+    assert moves.health_argv == gate.health_argv
+    # A decommission starts nothing: the brokers named are never taken as starting.
+    assert broker_moves("decommission", ["kafka6"], None, DRY_ARGV,
+                        starting=["kafka5"]).health_argv[3] == "1,2,3,4,5"
+
+
+def test_a_settled_placement_keeps_what_the_moves_do_not_touch() -> None:
+    placement = answer([[1, 3, 5], [2, 4, 6]])
+    done = settled(placement, [{"topic": "kf.orders", "partition": 0, "replicas": [2, 3, 5]}],
+                   {7: "d"})
+    assert [(p["replicas"], p["isr"]) for p in done["partitions"]] == [
+        ([2, 3, 5], [2, 3, 5]), ([2, 4, 6], [2, 4, 6])]
+    assert done["brokers"][-1] == {"id": 7, "rack": "d", "total": None, "usable": None}
+    assert placement["partitions"][0]["replicas"] == [1, 3, 5]  # the answer read is untouched

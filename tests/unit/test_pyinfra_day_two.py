@@ -5,6 +5,7 @@ plans.broker_moves' (tests/unit/test_broker_moves.py); these are the engine's st
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -153,3 +154,60 @@ def test_a_scale_out_lifts_a_cordon_on_the_joining_broker_before_the_moves(
                                [placement(before, 33)], argv=KRAFT_44)]
     assert steps.index("uncordon --ids 6") < steps.index("reassign")
     assert "cordon --ids 6" not in steps
+
+
+def planned(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],
+            answers: dict[tuple[str, ...], str], argv: dict[str, Any]) -> tuple[bool, list[str]]:
+    """_something_to_do on k1 as the deploy is planned (also a dry run's only look, --dry):
+    whether an operation is added, and what it said."""
+    said: list[str] = []
+    monkeypatch.setattr(day_two, "host", SimpleNamespace(
+        name="k1", get_fact=lambda _fact, argv: answers[tuple(argv)]))
+    monkeypatch.setattr(day_two, "logger", SimpleNamespace(info=said.append))
+    return day_two._something_to_do(operation, named, argv), said
+
+
+#: A KRaft cluster with a dedicated controller (ids_by_host holds it too) and its brokers' racks.
+WITH_CONTROLLER = {**ARGV, "ids_by_host": {**HOSTS, "c1": 3001},
+                   "brokers": {str(b): r for b, r in RACKS.items()}}
+NOTHING_IN_FLIGHT = json.dumps({"done": True, "partitions": 0, "in_flight": []})
+
+
+def test_a_scale_out_with_nothing_to_move_plans_nothing_though_a_controller_holds_no_replica(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = {("placement",): placement(SPREAD),
+               ("reassign-wait", "--dry-run"): NOTHING_IN_FLIGHT}
+    assert planned(monkeypatch, "scale_out", [], answers, WITH_CONTROLLER) == (False, [])
+
+
+def test_a_scale_out_planned_before_its_converge_moves_onto_the_broker_not_running_yet(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planned before the converge starts broker 6 (and in --dry, which starts nothing): 6 is
+    taken as running in its rack, holding nothing, and the moves onto it are said."""
+    before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    answer = json.loads(placement(before))
+    answer["brokers"] = [b for b in answer["brokers"] if b["id"] != 6]
+    answers = {("placement",): json.dumps(answer),
+               ("reassign-wait", "--dry-run"): NOTHING_IN_FLIGHT}
+    todo, said = planned(monkeypatch, "scale_out", [], answers, WITH_CONTROLLER)
+    assert todo is True
+    assert said[0].startswith("k1: ") and "onto broker(s) 6" in said[0]
+    assert "new replicas on broker(s) 6 (" in said[0]
+    assert said[1:] and all(re.fullmatch(r"k1:   t-\d: [\d,]+ -> [\d,]*6[\d,]*", line)
+                            for line in said[1:]), said
+
+
+def test_a_decommission_rerun_takes_the_moves_in_flight_as_done_and_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupted run's moves still in flight: they are waited for first (something to do),
+    and what else moves is decided as if they were done: here nothing."""
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    in_flight = [{"topic": "t", "partition": i, "replicas": r}
+                 for i, r in enumerate(emptied) if 6 in SPREAD[i]]
+    answers = {("placement",): placement(SPREAD),
+               ("reassign-wait", "--dry-run"): json.dumps(
+                   {"done": False, "partitions": len(in_flight), "in_flight": in_flight})}
+    todo, said = planned(monkeypatch, "decommission", ["k6"], answers, WITH_CONTROLLER)
+    assert todo is True
+    assert said == ["k1: 3 partition move(s) an interrupted run left in flight, waited for first",
+                    "k1: broker(s) 6 to be stopped and unregistered"]

@@ -185,6 +185,53 @@ def test_moves_past_their_deadline_are_cancelled_and_the_run_says_what_to_do(
     assert not Path(reassign.MOVES).exists()
 
 
+def test_a_dry_run_looks_once_and_neither_clears_cancels_nor_forgets(
+        reassign: ModuleType) -> None:
+    """--check's look at the moves an interrupted run left: what a real run would wait for, the
+    moves' targets (taken as done by the plan), and the throttles and the record left as they
+    were, done or not, past the deadline or cancelled outside the run."""
+    kafka = Kafka(verify=[["kf.orders-1"]],
+                  sizes={(2, "kf.orders-1"): 100 * MIB, (4, "kf.orders-1"): 100 * MIB,
+                         (5, "kf.orders-1"): 40 * MIB})
+    reassign.start(kafka, MOVES, MIB, 60, clock=lambda: 1000.0, ingress=lambda tools: {})
+    kafka.calls.clear()
+    looked = reassign.wait(kafka, 30, sleep=lambda s: pytest.fail("a dry run waited"),
+                           clock=lambda: 1001.0, dry_run=True)
+    assert looked == {
+        "done": False, "dry_run": True, "partitions": 2, "partitions_left": 1,
+        "bytes_left": 60 * MIB, "in_flight": MOVES["partitions"],
+        "said": "1 of 2 partitions an interrupted run moves are still moving, 60.0 MiB left to "
+                "copy: a real run waits for them, then clears their throttles (dry run: nothing "
+                "changed)"}
+    assert [c for c in kafka.calls if "--verify" in c] == [
+        ["ReassignPartitionsCommand", "--reassignment-json-file", reassign.MOVES, "--verify",
+         "--preserve-throttles"]]
+    kafka.verify = [[]]
+    kafka.calls.clear()
+    done = reassign.wait(kafka, 30, clock=lambda: 1002.0, dry_run=True)
+    assert (done["done"], done["partitions_left"], done["bytes_left"]) == (True, 0, 0)
+    assert done["said"].startswith("the 2 partition moves an interrupted run left are done: a "
+                                   "real run clears their throttles")
+    assert all("--preserve-throttles" in c for c in kafka.calls if "--verify" in c)
+    assert Path(reassign.MOVES).exists() and Path(reassign.DEADLINE).exists()
+    kafka.verify = [["kf.orders-0"]]
+    with pytest.raises(SystemExit, match="past the deadline: a real run cancels them"):
+        reassign.wait(kafka, 30, clock=lambda: 1061.0, dry_run=True)
+    kafka.verify = [["cancelled"]]
+    with pytest.raises(SystemExit, match=r"cancelled outside this run .*dry run: nothing was "
+                                         r"cancelled"):
+        reassign.wait(kafka, 30, sleep=lambda s: None, clock=lambda: 1001.0, dry_run=True)
+    assert not any(c[-1] == "--cancel" for c in kafka.calls)
+    assert json.loads(Path(reassign.MOVES).read_text()) == MOVES
+    Path(reassign.MOVES).unlink()
+    assert reassign.wait(kafka, 30, dry_run=True)["in_flight"] == []
+
+
+def test_a_dry_run_says_when_a_broker_did_not_give_the_bytes_left(reassign: ModuleType) -> None:
+    assert reassign.dry_run_answer(MOVES, ["kf.orders-0"], None)["said"].startswith(
+        "1 of 2 partitions an interrupted run moves are still moving, bytes left unknown")
+
+
 def test_no_second_move_starts_while_one_is_in_flight_and_none_starts_for_nothing(
         reassign: ModuleType) -> None:
     kafka = Kafka(verify=[[]], sizes={})

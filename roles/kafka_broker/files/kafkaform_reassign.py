@@ -228,18 +228,58 @@ def cancel(tools: Runs) -> dict[str, Any]:
     return {"cancelled": count}
 
 
+def dry_run_answer(moves: Mapping[str, Any], still: Sequence[str],
+                   left: int | None) -> dict[str, Any]:
+    """What a dry run's one look at the moves in flight reports: those a real run would wait
+    for (and then clear their throttles), "in_flight" their target replicas, which a dry run
+    takes as done (kafkaform.plans.broker_moves); nothing changed."""
+    total = len(moves.get("partitions", []))
+    copy = "" if not still else ", bytes left unknown (a broker did not say)" if left is None \
+        else f", {left / MIB:.1f} MiB left to copy"
+    said = (f"{len(still)} of {total} partitions an interrupted run moves are still moving{copy}:"
+            " a real run waits for them, then clears their throttles") if still else (
+        f"the {total} partition moves an interrupted run left are done: a real run clears "
+        "their throttles")
+    return {"done": not still, "dry_run": True, "partitions": total,
+            "partitions_left": len(still), "bytes_left": 0 if not still else left,
+            "in_flight": list(moves.get("partitions", [])),
+            "said": f"{said} (dry run: nothing changed)"}
+
+
+def _look(tools: Runs, moves: Mapping[str, Any], deadline: float, now: float,
+          sleep: Callable[[float], None]) -> dict[str, Any]:
+    """A dry run's one look (--verify keeping the throttles): nothing cancelled, cleared or
+    forgotten; what a real run would stop on still stops it."""
+    try:
+        still = moving(tools, preserve_throttles=True, sleep=sleep)
+    except SystemExit as error:
+        raise SystemExit(f"{error} (dry run: nothing was cancelled)") from None
+    if still and now >= deadline:
+        raise SystemExit(f"kafkaform-kafka: reassign-wait: {len(still)} partitions were still "
+                         "moving past the deadline: a real run cancels them, clears their "
+                         "throttles and stops (dry run: nothing was cancelled, OP-06)")
+    topics = sorted({p["topic"] for p in moves.get("partitions", [])})
+    brokers = sorted({int(b) for p in moves.get("partitions", []) for b in p["replicas"]})
+    left = bytes_left(moves, still, sizes(tools, topics, brokers)) if still else 0
+    return dry_run_answer(moves, still, left)
+
+
 def wait(tools: Runs, for_s: float, poll_s: float = 5.0,
          sleep: Callable[[float], None] = time.sleep,
-         clock: Callable[[], float] = time.time) -> dict[str, Any]:
+         clock: Callable[[], float] = time.time, dry_run: bool = False) -> dict[str, Any]:
     """Watch the moves in flight for up to ``for_s`` seconds: done (throttles cleared) or what is
     left, in partitions and bytes, and ``said`` in words. Past the deadline ``start`` set, or
-    found cancelled by someone else, cancel them (throttles cleared) and stop with what to do."""
+    found cancelled by someone else, cancel them (throttles cleared) and stop with what to do.
+    ``dry_run``: one look, nothing changed (:func:`dry_run_answer`)."""
     if not os.path.exists(MOVES):
-        return {"done": True, "partitions_left": 0, "bytes_left": 0, "partitions": 0}
+        return {"done": True, "partitions_left": 0, "bytes_left": 0, "partitions": 0,
+                "in_flight": []}
     with open(MOVES, encoding="utf-8") as file:
         moves = json.load(file)
     with open(DEADLINE, encoding="utf-8") as file:
         deadline = float(file.read().strip())
+    if dry_run:
+        return _look(tools, moves, deadline, clock(), sleep)
     total = len(moves.get("partitions", []))
     until = clock() + for_s
     while True:

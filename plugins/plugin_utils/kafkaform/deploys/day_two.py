@@ -115,24 +115,37 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
 
 
 def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> bool:
-    """Asked when the deploy is planned: replicas to move, a broker a decommission names still
-    registered, or (a scale-out, whose converge starts new brokers only later in the run) a
-    broker of the inventory that holds no replica yet; True when the cluster cannot answer (the
-    run then finds out)."""
+    """Asked when the deploy is planned, before anything runs (so a dry run, --dry, changes
+    nothing and says what a real run would do): replicas to move, or a broker a decommission
+    names still registered. Decided as a dry run decides (plans.broker_moves): the moves an
+    interrupted run left in flight taken as done, and for a scale-out, whose converge starts
+    new brokers only later in the run, every broker of the inventory taken as running. True
+    when the cluster cannot answer (the run then finds out)."""
+    starting = [h for h, i in argv["ids_by_host"].items()
+                if str(i) in argv["brokers"]] if operation == "scale_out" else []
     try:
         answer = json.loads(host.get_fact(AdminAnswer, argv=tuple(argv["placement"])))
-        moves = broker_moves(operation, named, answer, argv)
+        in_flight = json.loads(host.get_fact(
+            AdminAnswer, argv=(*argv["wait"], "--dry-run")))["in_flight"]
+        moves = broker_moves(operation, named, answer, argv, in_flight, starting)
     except (ValueError, KeyError, TypeError):
         return True
+    registered = {int(b["id"]) for b in answer.get("brokers", [])}
+    leaving = {int(argv["ids_by_host"][h]) for h in moves.leaving} & registered
+    if in_flight:
+        logger.info(f"{host.name}: {len(in_flight)} partition move(s) an interrupted run left "
+                    "in flight, waited for first")
+    if moves.reassignment and moves.reassignment["partitions"]:
+        logger.info(f"{host.name}: {moves.summary}")
+        for line in moves.moved:
+            logger.info(f"{host.name}:   {line}")
     if moves.cordon_argv:  # said when planned, so that a dry run (--dry) says it too (OP-08)
         logger.info(f"{host.name}: broker(s) {moves.cordon_argv[-1]} to be cordoned before the "
                     "moves")
-    registered = {int(b["id"]) for b in answer.get("brokers", [])}
-    leaving = {int(argv["ids_by_host"][h]) for h in moves.leaving}
-    holding = {int(r) for p in answer.get("partitions", []) for r in p["replicas"]}
-    empty = set(map(int, argv["ids_by_host"].values())) - holding
-    return bool(moves.problem or moves.reassignment["partitions"] or leaving & registered
-                or (operation == "scale_out" and empty))
+    if leaving:
+        logger.info(f"{host.name}: broker(s) {', '.join(map(str, sorted(leaving)))} to be "
+                    "stopped" + (" and unregistered" if moves.unregister_argv else ""))
+    return bool(moves.problem or in_flight or moves.reassignment["partitions"] or leaving)
 
 
 def _operation(operation: str) -> None:

@@ -7,6 +7,11 @@ brokers are stopped (and, in KRaft, unregistered) only once they hold nothing. A
 the new brokers (named, or every registered broker that holds no replica) a fair share, taken
 from the brokers that were there. Either way the moves run under a throttle (OP-06). Where Kafka
 can (plans.cordon), the brokers a decommission empties are cordoned first (OP-08).
+
+A dry run (Ansible's --check, pyinfra's --dry) changes nothing on the cluster and decides what a
+real run would: the moves an interrupted run left in flight are taken as done (a real run waits
+for them first), a scale-out's brokers that the converge before it would start are taken as
+running, and a decommission's check after the moves takes the moves it would have made as made.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class DayTwoArgv:
     #: What the cluster's metadata runs: "kraft", "zookeeper"; and the release the nodes run.
     metadata_mode: str = ""
     release: str = ""
+    #: Every broker of the inventory: its rack ("" where undeclared), by id.
+    brokers: dict[str, str] = field(default_factory=dict)
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
@@ -67,7 +74,8 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
         unregister=[*admin, "unregister"] if kraft else [],
         ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()},
         cordon=[*admin, "cordon"] if kraft else [], uncordon=[*admin, "uncordon"] if kraft else [],
-        metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]))
+        metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]),
+        brokers={str(i): str(r or "") for i, r in kb.get("racks_by_id", {}).items()})
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class BrokerMoves:
     uncordon_leaving_argv: list[str] = field(default_factory=list)
     uncordon_joining_argv: list[str] = field(default_factory=list)
     cordon_note: str = ""
+    #: Each move in words, "topic-partition: replicas before -> after": what a dry run reports.
+    moved: list[str] = field(default_factory=list)
 
     def as_vars(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,12 +135,18 @@ def _reassignment(moves: Mapping[tuple[str, int], list[int]]) -> dict[str, Any]:
 
 
 def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any] | None,
-                 argv: Mapping[str, Any]) -> BrokerMoves:
+                 argv: Mapping[str, Any], taken_as_done: Sequence[Mapping[str, Any]] = (),
+                 starting: Sequence[str] = ()) -> BrokerMoves:
     """The ``operation`` on the brokers ``named`` (inventory hostnames; a scale-out naming none
     takes every registered broker that holds no replica), from the helper's ``placement``
     ``answer``, with the command lines of ``argv`` (:class:`DayTwoArgv` as vars). Without an
     answer, only the gate before anything is read: every broker healthy, but those a
-    decommission names (a rerun finds them stopped)."""
+    decommission names (a rerun finds them stopped).
+
+    A dry run's: ``taken_as_done``, moves (Kafka's reassignment format) a real run would have
+    finished before this decision, each partition taken as on its new replicas; ``starting``,
+    the inventory brokers a scale-out's converge would have started (not running in a dry run):
+    left out of the gate, and taken as running in their inventory racks, holding nothing."""
     if operation not in OPERATIONS:
         raise ValueError(f"unknown operation {operation!r}: one of {', '.join(OPERATIONS)}")
     ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
@@ -138,10 +154,15 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     ids, problem = _ids(named, ids_by_host, operation)
     if problem:
         return BrokerMoves(operation, problem=problem)
+    starting_ids = {ids_by_host[h] for h in starting
+                    if h in ids_by_host and operation == "scale_out"}
     if answer is None:
-        spared = ids if operation == "decommission" else []
-        return BrokerMoves(operation, leaving=[host_of[i] for i in spared], health_argv=_health(
+        leaving = ids if operation == "decommission" else []
+        spared = {*leaving, *starting_ids}
+        return BrokerMoves(operation, leaving=[host_of[i] for i in leaving], health_argv=_health(
             argv, [i for i in ids_by_host.values() if i not in spared]))
+    answer = settled(answer, taken_as_done, {i: str(argv.get("brokers", {}).get(str(i), ""))
+                                             for i in sorted(starting_ids)})
     partitions = placement(answer)
     racks: dict[int, str | None] = {int(b["id"]): b.get("rack") for b in answer.get("brokers", [])}
     live = sorted(racks)
@@ -153,11 +174,54 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     if moves.problem:
         return moves
     moves = replace(moves, **_cordons(operation, ids, moves, racks, answer, argv))
+    if starting_ids:  # a dry run started none of them: the gate after spares them too
+        moves = replace(moves, health_argv=_health(argv, [b for b in live
+                                                          if b not in starting_ids]))
     moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
              for p in moves.reassignment["partitions"]}
     problems, warning = disk_problems(answer, moved)
     return replace(moves, problem="; ".join(problems), warning=warning,
-                   reassignment=moves.reassignment if not problems else {})
+                   reassignment=moves.reassignment if not problems else {},
+                   summary=moves.summary + _where(answer, moved),
+                   moved=[] if problems else _moved(answer, moved))
+
+
+def settled(answer: Mapping[str, Any], done: Sequence[Mapping[str, Any]],
+            started: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """The placement ``answer`` once the moves ``done`` (Kafka's reassignment format's
+    partitions) are done, each such partition on its new replicas, all in sync; with the brokers
+    ``started`` (id: rack) registered, holding nothing, disks unknown. What a dry run decides
+    from: it neither waits for moves nor starts brokers."""
+    targets = {(str(p["topic"]), int(p["partition"])): [int(r) for r in p["replicas"]]
+               for p in done}
+    parts = [{**p, "replicas": targets[key], "isr": targets[key]}
+             if (key := (str(p["topic"]), int(p["partition"]))) in targets else dict(p)
+             for p in answer.get("partitions", [])]
+    known = {int(b["id"]) for b in answer.get("brokers", [])}
+    brokers = [dict(b) for b in answer.get("brokers", [])] + [
+        {"id": i, "rack": rack or None, "total": None, "usable": None}
+        for i, rack in sorted((started or {}).items()) if i not in known]
+    return {**answer, "partitions": parts, "brokers": sorted(brokers, key=lambda b: int(b["id"]))}
+
+
+def _where(answer: Mapping[str, Any], moves: Mapping[tuple[str, int], list[int]]) -> str:
+    """Where the moves put new replicas: ", brokers 4 (3 new replicas), 1 (2)" ("" for none)."""
+    before = {(str(p["topic"]), int(p["partition"])): set(p["replicas"])
+              for p in answer.get("partitions", [])}
+    taken: dict[int, int] = {}
+    for key, replicas in moves.items():
+        for broker in set(replicas) - before.get(key, set()):
+            taken[broker] = taken.get(broker, 0) + 1
+    return (": new replicas on broker(s) " + ", ".join(
+        f"{b} ({n})" for b, n in sorted(taken.items()))) if taken else ""
+
+
+def _moved(answer: Mapping[str, Any], moves: Mapping[tuple[str, int], list[int]]) -> list[str]:
+    before = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
+              for p in answer.get("partitions", [])}
+    return [f"{topic}-{number}: {','.join(map(str, before.get((topic, number), [])))} -> "
+            f"{','.join(map(str, replicas))}"
+            for (topic, number), replicas in sorted(moves.items())]
 
 
 def disk_problems(answer: Mapping[str, Any],
@@ -263,10 +327,13 @@ def _scale_out(ids: list[int], partitions: Sequence[Partition],
 
 
 def broker_moves_vars(named: Sequence[str], operation: str, answer: Mapping[str, Any] | None,
-                      argv: Mapping[str, Any]) -> dict[str, Any]:
+                      argv: Mapping[str, Any],
+                      taken_as_done: Sequence[Mapping[str, Any]] | None = None,
+                      starting: Sequence[str] | None = None) -> dict[str, Any]:
     """:func:`broker_moves` for the roles (the broker_moves filter); ``named`` may be the
     comma-separated string ``-e name=a,b`` gives."""
-    return broker_moves(operation, named_hosts(named), answer, argv).as_vars()
+    return broker_moves(operation, named_hosts(named), answer, argv, taken_as_done or (),
+                        starting or ()).as_vars()
 
 
 def named_hosts(named: Sequence[str] | str) -> list[str]:
