@@ -1024,11 +1024,15 @@ class PlacementAdmin(StateAdmin):
         parts = [{"name": "orders", "partitions": [
             {"partition_index": 0, "partition_size": 300 if brokers == [1] else 500}]}]
         if brokers == [3]:
-            return [{"broker": 3, "log_dirs": [{"error_code": 0, "topics": parts}]}]
+            return [{"broker": 3, "log_dirs": [{"error_code": 0, "log_dir": "/d0",
+                                                "topics": parts}]}]
         return [{"broker": 1, "log_dirs": [
-            {"error_code": 0, "topics": parts, "total_bytes": 1000, "usable_bytes": 400},
-            {"error_code": 0, "topics": [], "total_bytes": 1000, "usable_bytes": 900},
-            {"error_code": 57, "topics": [], "total_bytes": 1000, "usable_bytes": 1000}]}]
+            {"error_code": 0, "log_dir": "/d0", "topics": parts, "total_bytes": 1000,
+             "usable_bytes": 400},
+            {"error_code": 0, "log_dir": "/d1", "topics": [], "total_bytes": 1000,
+             "usable_bytes": 900},
+            {"error_code": 57, "log_dir": "/d2", "topics": [], "total_bytes": 1000,
+             "usable_bytes": 1000}]}]
 
     def describe_features(self) -> dict[str, object]:
         """A KRaft cluster at metadata.version 4.4-IV2 (level 33)."""
@@ -1057,9 +1061,14 @@ def test_placement_gives_each_partitions_replicas_isr_and_effective_min_insync(
          "isr": [2, 3, 1], "min_insync": 3, "size": 0}],
         # Each registered broker's rack and disks (the failed directory not counted), where
         # replicas may move (plans.broker_moves); a partition's size is its largest copy's.
-        "brokers": [{"id": 1, "rack": "a", "total": 2000, "usable": 1300},
-                    {"id": 2, "rack": "b", "total": None, "usable": None},
-                    {"id": 3, "rack": None, "total": None, "usable": None}],
+        # Each log directory's bytes and replicas too: where a broker's replicas move between
+        # its own directories (plans.log_dir_moves).
+        "brokers": [{"id": 1, "rack": "a", "total": 2000, "usable": 1300, "log_dirs": {
+                        "/d0": {"total": 1000, "usable": 400, "replicas": {"orders-0": 300}},
+                        "/d1": {"total": 1000, "usable": 900, "replicas": {}}}},
+                    {"id": 2, "rack": "b", "total": None, "usable": None, "log_dirs": {}},
+                    {"id": 3, "rack": None, "total": None, "usable": None, "log_dirs": {
+                        "/d0": {"total": None, "usable": None, "replicas": {"orders-0": 500}}}}],
         # Whether brokers can be cordoned (plans.cordon, OP-08).
         "metadata_level": 33}
     # What the plan makes of it: broker 2 holds a replica of the internal topic, whose every

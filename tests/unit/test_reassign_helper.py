@@ -377,3 +377,51 @@ def test_uncordon_stops_when_no_controller_takes_it(cordons: ModuleType) -> None
     admin = CordonAdmin(ALL - {"6"}, ALL, {})
     with pytest.raises(SystemExit, match=r"no controller removed broker 6's cordoned.log.dirs"):
         cordons.uncordon(admin, ["c1:9094", "c3:9094"], ["6"], dry_run=False)
+
+
+def test_replicas_moving_between_log_directories_are_waited_for_and_counted(
+        reassign: ModuleType) -> None:
+    """--verify of a move between a broker's log directories (as Kafka 4.4.0 printed it on the
+    jbod cluster): the partition is "completed" at once, its replica "still in progress"."""
+    moves = {"version": 1, "partitions": [{"topic": "kf.events", "partition": 0,
+                                           "replicas": [1, 2], "log_dirs": ["/d1", "any"]}]}
+    answers = iter(["Reassignment of partition kf.events-0 is completed.\n"
+                    "Reassignment of replica kf.events-0-1 is still in progress.\n",
+                    "Reassignment of partition kf.events-0 is completed.\n"
+                    "Reassignment of replica kf.events-0-1 completed successfully.\n"])
+    calls: list[list[str]] = []
+
+    class Tools:
+        def admin(self) -> list[str]:
+            return ["--bootstrap-server", "k1:9091"]
+
+        def run(self, main_class: str, *args: str, check: bool = True) -> Out:
+            calls.append(list(args))
+            return Out(next(answers) if "--verify" in args else "")
+
+    reassign.start(Tools(), moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    left = reassign.wait(Tools(), 0, clock=lambda: 1001.0)
+    assert left["done"] is False and left["bytes_left"] is None
+    assert left["said"] == ("1 of 1 partitions still moving, 1 replica(s) still moving between "
+                            "log directories")
+    answers = iter(["Reassignment of partition kf.events-0 is completed.\n"
+                    "Reassignment of replica kf.events-0-1 completed successfully.\n"] * 2)
+    assert reassign.wait(Tools(), 30, sleep=lambda s: None, clock=lambda: 1002.0)["done"]
+
+
+def test_a_replica_left_in_its_log_directory_is_a_cancelled_move(reassign: ModuleType) -> None:
+    moves = {"version": 1, "partitions": [{"topic": "kf.events", "partition": 0,
+                                           "replicas": [1, 2], "log_dirs": ["/d1", "any"]}]}
+    said = ("Reassignment of partition kf.events-0 is completed.\nPartition kf.events-0 on "
+            "broker 1 is not being moved from log dir /d0 to /d1.\n")
+
+    class Tools:
+        def admin(self) -> list[str]:
+            return ["--bootstrap-server", "k1:9091"]
+
+        def run(self, main_class: str, *args: str, check: bool = True) -> Out:
+            return Out(said if "--verify" in args else "")
+
+    reassign.start(Tools(), moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
+    with pytest.raises(SystemExit, match=r"kf\.events-0 on broker 1 in /d0, not /d1"):
+        reassign.moving(Tools(), preserve_throttles=True, sleep=lambda s: None)

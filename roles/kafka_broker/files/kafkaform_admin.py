@@ -171,19 +171,32 @@ def _disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[s
     try:
         answer = admin.describe_log_dirs(brokers=[broker])
     except Exception:  # pylint: disable=broad-exception-caught
-        return {"total": None, "usable": None}
+        return {"total": None, "usable": None, "log_dirs": {}}
     dirs = [d for reply in answer for d in reply.get("log_dirs", [])
             if not d.get("error_code")]
+    # Each log directory's bytes and replicas ("topic-partition": bytes): where a broker's
+    # replicas move between its own directories is decided from them (OP-11).
+    each: dict[str, Any] = {}
     for found in dirs:
+        replicas = each.setdefault(str(found["log_dir"]), {
+            "total": _known(found.get("total_bytes")), "usable": _known(found.get("usable_bytes")),
+            "replicas": {}})["replicas"]
         for topic in found.get("topics") or []:
             for part in topic.get("partitions") or []:
                 key = (topic["name"], int(part["partition_index"]))
                 sizes[key] = max(sizes.get(key, 0), int(part["partition_size"]))
+                if not part.get("is_future_key"):
+                    replicas[f"{key[0]}-{key[1]}"] = int(part["partition_size"])
     known = [d for d in dirs if int(d.get("total_bytes", -1)) >= 0]
     if not known:
-        return {"total": None, "usable": None}
+        return {"total": None, "usable": None, "log_dirs": each}
     return {"total": sum(int(d["total_bytes"]) for d in known),
-            "usable": sum(int(d["usable_bytes"]) for d in known)}
+            "usable": sum(int(d["usable_bytes"]) for d in known), "log_dirs": each}
+
+
+def _known(value: Any) -> int | None:
+    """A byte count a broker gave, or None where it does not say (-1, or absent)."""
+    return None if value is None or int(value) < 0 else int(value)
 
 
 def apply_topic(admin: Any, action: Mapping[str, Any], dry_run: bool) -> str:
@@ -457,8 +470,10 @@ def cluster_status(admin: Any) -> dict[str, Any]:
     not fenced, and :func:`placement`'s partitions (leader, replicas, ISR, min.insync.replicas)
     and brokers (rack, log directories' bytes)."""
     controller, registered = registered_brokers(admin.describe_cluster())
-    return {"controller": controller, "registered": sorted(int(i) for i in registered),
-            **placement(admin)}
+    found = placement(admin)
+    # The disks in all: each directory's replicas are for moves, not for the status.
+    found["brokers"] = [{k: v for k, v in b.items() if k != "log_dirs"} for b in found["brokers"]]
+    return {"controller": controller, "registered": sorted(int(i) for i in registered), **found}
 
 
 def node_status(session: Session, listener: str, server: Properties,

@@ -32,12 +32,17 @@ CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 #: The moves in flight, in Kafka's reassignment format, and when the run gives them up.
 MOVES = "/var/lib/kafkaform/kafka-reassignment.json"
 DEADLINE = "/var/lib/kafkaform/kafka-reassignment.deadline"
-#: ReassignPartitionsCommand --verify: one line per partition (exit 0 while any still moves).
-VERIFIED = re.compile(r"Reassignment of partition (?P<partition>\S+) is (?P<state>completed|"
-                      r"still in progress)")
+#: ReassignPartitionsCommand --verify: one line per partition (exit 0 while any still moves),
+#: and one per replica moving between a broker's log directories ("topic-partition-broker").
+VERIFIED = re.compile(r"Reassignment of (?:partition|replica) (?P<partition>\S+) (?:is )?"
+                      r"(?P<state>completed|still in progress)")
 #: --verify of a partition whose move is over but not where it was sent: it was cancelled.
 ABANDONED = re.compile(r"There is no active reassignment of partition (?P<partition>\S+), but "
                        r"replica set is (?P<now>\S+) rather than (?P<target>\S+?)\.?$", re.M)
+#: --verify of a replica sent to another of its broker's log directories that is not moving
+#: there: the move between directories was cancelled, or refused by the broker.
+NOT_MOVED = re.compile(r"Partition (?P<partition>\S+) on broker (?P<broker>\d+) is not being "
+                       r"moved from log dir (?P<now>\S+) to (?P<target>\S+?)\.?$", re.M)
 #: --verify reads whether a move is in flight from the controller, and the replicas from a
 #: broker, whose metadata may lag a move that just completed: a move is taken for cancelled only
 #: when it still looks so after a few seconds.
@@ -199,7 +204,9 @@ def moving(tools: Runs, preserve_throttles: bool,
         out = _reassign(tools, "--verify",
                         *(["--preserve-throttles"] if preserve_throttles else []))
         abandoned = [f"{m['partition']} on {m['now']}, not {m['target']}"
-                     for m in ABANDONED.finditer(out)]
+                     for m in ABANDONED.finditer(out)] + [
+            f"{m['partition']} on broker {m['broker']} in {m['now']}, not {m['target']}"
+            for m in NOT_MOVED.finditer(out)]
         if not abandoned:
             break
         if look + 1 < ABANDONED_LOOKS:
@@ -303,9 +310,14 @@ def wait(tools: Runs, for_s: float, poll_s: float = 5.0,
         if clock() + poll_s > until:
             topics = sorted({p["topic"] for p in moves.get("partitions", [])})
             brokers = sorted({int(b) for p in moves.get("partitions", []) for b in p["replicas"]})
-            left = bytes_left(moves, still, sizes(tools, topics, brokers))
-            copy = "bytes left unknown (a broker did not say)" if left is None \
-                else f"{left / MIB:.1f} MiB left to copy"
+            # A replica moving between its broker's log directories ("topic-partition-broker")
+            # copies on that broker alone: what is left is its count (OP-11).
+            between = [p for p in still if p not in {f"{m['topic']}-{m['partition']}"
+                                                     for m in moves.get("partitions", [])}]
+            left = None if between else bytes_left(moves, still, sizes(tools, topics, brokers))
+            copy = (f"{len(between)} replica(s) still moving between log directories"
+                    if between else "bytes left unknown (a broker did not say)" if left is None
+                    else f"{left / MIB:.1f} MiB left to copy")
             return {"done": False, "partitions_left": len(still), "partitions": total,
                     "bytes_left": left,
                     "said": f"{len(still)} of {total} partitions still moving, {copy}"}

@@ -1,10 +1,13 @@
-"""``playbooks/decommission.yml`` and ``playbooks/scale_out.yml`` as pyinfra deploys: the same
-decisions (kafkaform.plans.broker_moves, from the cluster's live placement), carried out by the
-same admin helper commands from one broker that stays, as the role's tasks/moves.yml does.
+"""``playbooks/decommission.yml``, ``playbooks/scale_out.yml`` and
+``playbooks/empty_log_dirs.yml`` as pyinfra deploys: the same decisions
+(kafkaform.plans.broker_moves, from the cluster's live placement), carried out by the same admin
+helper commands from one broker that stays, as the role's tasks/moves.yml does.
 
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.decommission \\
         --data kafka_broker_decommission_hosts=kf-kafka3
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.scale_out
+    pyinfra @kafkaform/INV kafkaform.deploys.day_two.empty_log_dirs \\
+        --data kafka_broker_empty_log_dirs=/var/lib/kafka/data1
 
 Whether anything is to be done is asked of the cluster when the deploy is planned, so that a run
 with nothing to move, stop or unregister changes nothing; what moves is decided again when it
@@ -33,7 +36,8 @@ from .site import barrier
 
 #: The --data key that names an operation's brokers.
 NAMED = {"decommission": "kafka_broker_decommission_hosts",
-         "scale_out": "kafka_broker_scale_out_hosts"}
+         "scale_out": "kafka_broker_scale_out_hosts",
+         "empty_log_dirs": "kafka_broker_empty_log_dirs"}
 
 
 def _ran(name: str, argv: list[str], what: str, stdin: str | None = None) -> str:
@@ -161,7 +165,7 @@ def _operation(operation: str) -> None:
     brokers = play_hosts(KAFKA_BROKER)
     runner = next((h for h in brokers if h.name not in gate.leaving), brokers[0])
     if host.name == runner.name and _something_to_do(operation, named, argv):
-        python.call(name=f"Move the replicas ({operation}) under the throttle [OP-05, OP-06]",
+        python.call(name=f"Move the replicas ({operation}) under the throttle [OP-06]",
                     function=carry_out, operation=operation, named=named, argv=argv,
                     timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s)
 
@@ -182,3 +186,14 @@ def scale_out() -> None:
     kafka_broker()
     barrier("the brokers")
     _operation("scale_out")
+
+
+@deploy("empty_log_dirs")
+def empty_log_dirs() -> None:
+    """playbooks/empty_log_dirs.yml: every Kafka node converged, then every replica in the log
+    directories named moves to its broker's other log directories. OP-11"""
+    kafka_controller()
+    barrier("the KRaft controllers")
+    kafka_broker()
+    barrier("the brokers")
+    _operation("empty_log_dirs")

@@ -5,8 +5,10 @@ A decommission (OP-05) moves every replica off the named brokers, refused when t
 stay could not hold every partition at its replication factor across as many racks as now; the
 brokers are stopped (and, in KRaft, unregistered) only once they hold nothing. A scale-out gives
 the new brokers (named, or every registered broker that holds no replica) a fair share, taken
-from the brokers that were there. Either way the moves run under a throttle (OP-06). Where Kafka
-can (plans.cordon), the brokers a decommission empties are cordoned first (OP-08).
+from the brokers that were there. Emptying log directories moves their replicas to their
+brokers' other log directories (plans.log_dir_moves, OP-11). Either way the moves run under a
+throttle (OP-06). Where Kafka can (plans.cordon), the brokers a decommission empties are cordoned
+first (OP-08).
 
 A dry run (Ansible's --check, pyinfra's --dry) changes nothing on the cluster and decides what a
 real run would: the moves an interrupted run left in flight are taken as done (a real run waits
@@ -22,12 +24,13 @@ from typing import Any
 
 from ..rules import cite
 from ..sizing import DISK_FREE_MIN
+from . import log_dir_moves
 from .cordon import cordon
 from .decommission import Topic, decommission_problems
 from .reassignment import moves_off, moves_onto
 from .restart_batches import Partition, placement
 
-OPERATIONS = ("decommission", "scale_out")
+OPERATIONS = ("decommission", "scale_out", log_dir_moves.OPERATION)
 #: How often the moves in flight report what is left, in seconds (OP-06).
 REPORT_S = 30
 MIB = 1024 * 1024
@@ -151,6 +154,8 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
         raise ValueError(f"unknown operation {operation!r}: one of {', '.join(OPERATIONS)}")
     ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
     host_of = {i: h for h, i in ids_by_host.items()}
+    if operation == log_dir_moves.OPERATION:
+        return _log_dirs(named, answer, ids_by_host, host_of, argv)
     ids, problem = _ids(named, ids_by_host, operation)
     if problem:
         return BrokerMoves(operation, problem=problem)
@@ -222,6 +227,24 @@ def _moved(answer: Mapping[str, Any], moves: Mapping[tuple[str, int], list[int]]
     return [f"{topic}-{number}: {','.join(map(str, before.get((topic, number), [])))} -> "
             f"{','.join(map(str, replicas))}"
             for (topic, number), replicas in sorted(moves.items())]
+
+
+def _log_dirs(named: Sequence[str], answer: Mapping[str, Any] | None,
+              ids_by_host: Mapping[str, int], host_of: Mapping[int, str],
+              argv: Mapping[str, Any]) -> BrokerMoves:
+    """Replicas moved off the log directories ``named`` (plans.log_dir_moves, OP-11)."""
+    operation, health = log_dir_moves.OPERATION, _health(argv, list(ids_by_host.values()))
+    unknown = log_dir_moves.unknown_hosts(named, ids_by_host)
+    if not named or unknown:
+        return BrokerMoves(operation, problem=(
+            f"{', '.join(unknown)}: not a broker of the inventory" if unknown else
+            "no log directory named") + f": set kafka_broker_{operation} to the log directories "
+            f"(or their mounts) to empty, DIR or HOST:DIR ({cite('OP-11')})")
+    if answer is None:
+        return BrokerMoves(operation, health_argv=health)
+    reassignment, summary, problem = log_dir_moves.empty_log_dirs(named, answer, host_of)
+    return BrokerMoves(operation, problem=problem, reassignment=reassignment, summary=summary,
+                       health_argv=health)
 
 
 def disk_problems(answer: Mapping[str, Any],
