@@ -49,6 +49,11 @@ class DayTwoArgv:
     #: What the cluster's metadata runs: "kraft", "zookeeper"; and the release the nodes run.
     metadata_mode: str = ""
     release: str = ""
+    #: A replaced broker's catch-up (plans.replace, OP-09), less its --ids: throttle its
+    #: replicas, watch it, clear what the throttle set.
+    catch_up_throttle: list[str] = field(default_factory=list)
+    catch_up_wait: list[str] = field(default_factory=list)
+    catch_up_clear: list[str] = field(default_factory=list)
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
@@ -67,7 +72,11 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
         unregister=[*admin, "unregister"] if kraft else [],
         ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()},
         cordon=[*admin, "cordon"] if kraft else [], uncordon=[*admin, "uncordon"] if kraft else [],
-        metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]))
+        metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]),
+        catch_up_throttle=[*admin, "catch-up-throttle", "--throttle",
+                           str(int(float(throttle_mb_s) * MIB)), "--timeout", str(int(timeout_s))],
+        catch_up_wait=[*admin, "catch-up-wait", "--for", str(REPORT_S)],
+        catch_up_clear=[*admin, "catch-up-clear"])
 
 
 @dataclass(frozen=True)
