@@ -10,10 +10,11 @@ A topic is filled first (``--fill-mb``, 6 partitions, 3 replicas). Under one pro
 VerifiableProducer, acks=all and idempotent, on the first broker), the last broker's host
 "dies": its Kafka stops and is disabled, and every log directory on its XFS data disks is
 emptied (meta.properties too: a new machine's empty disks). Once the cluster has dropped it from
-every ISR, ``replace_broker.yml`` runs under ``--throttle-mb-s``, while a watcher reads every 2 s
+every ISR, ``replace_broker.yml --check`` must set no throttle and start nothing; then
+``replace_broker.yml`` runs under ``--throttle-mb-s``, while a watcher reads every 2 s
 whether the throttle configs are set (the fill topic's follower.replication.throttled.replicas,
 as kafka-python reads it on the first broker) and whether the new host's Kafka is active, and how
-many bytes its log directories hold. Printed: the playbook's time and the progress it said, when
+many bytes its log segments hold. Printed: the playbook's time and the progress it said, when
 the throttle appeared against when the host's Kafka started, the catch-up rate (the bytes the
 host gained over the time it was copying) against the throttle, then the checks: every partition
 at 3 replicas over 3 racks and in sync, no throttle or cordon left (day_two.py's ``settled``),
@@ -25,10 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
+from itertools import pairwise
 from typing import Any
 
+import day_two
 from day_two import ADMIN, fill, phase, settled
 from kafka_drills import (
     ADMIN_CONFIG,
@@ -88,7 +92,7 @@ def out_of_every_isr(host: str, broker: int, timeout: float = 180) -> float:
 
 class Watcher(threading.Thread):
     """Every 2 s: the fill topic's follower throttle list (read on ``reader``), whether the new
-    host's Kafka is active, and how many bytes its log directories hold."""
+    host's Kafka is active, and how many bytes its log segments hold."""
 
     def __init__(self, reader: str, boot: str, topic: str, host: str, host_id: int,
                  dirs: list[str]) -> None:
@@ -98,24 +102,24 @@ class Watcher(threading.Thread):
         self.samples: list[dict[str, Any]] = []
         self.done = threading.Event()
         self.broker_rate = ""
-        # A stopped broker's configs are described by the controllers (KRaft).
-        voters = sh(reader, "grep '^controller.quorum.voters=' /etc/kafka/server.properties",
-                    check=False).strip().split("=", 1)[-1]
-        self.controllers = ",".join(v.split("@", 1)[-1] for v in voters.split(",") if v)
 
     def run(self) -> None:
         while not self.done.is_set():
             listed = sh(self.reader, f"python3 -c '{WATCH}' {self.boot} {self.topic}",
                         check=False).strip()
             active = sh(self.host, "systemctl is-active kafka", check=False).strip() == "active"
-            held = sum(int(sh(self.host, f"du -sb {d}", check=False).split()[0] or 0)
-                       for d in self.dirs)
+            # The segments' bytes: du would count the 10 MiB each new index is preallocated.
+            held = int(sh(self.host, f"find {' '.join(self.dirs)} -name '*.log' -printf "
+                                     "'%s\\n' | awk '{n += $1} END {print n + 0}'",
+                          check=False).strip() or 0)
             self.samples.append({"t": time.monotonic(), "throttled": bool(listed),
                                  "active": active, "bytes": held})
-            if listed and not self.broker_rate:  # once: the rate set on the broker id
+            # As soon as the new host's Kafka has registered (Kafka's tools describe no broker
+            # that is not): the rate the run set on its id while it was down.
+            if active and listed and "throttled.rate" not in self.broker_rate:
                 self.broker_rate = sh(self.reader, (
                     f"{JAVA} {TOOL_JVM} -cp \"{CP}\" org.apache.kafka.tools.ConfigCommand "
-                    f"--bootstrap-controller {self.controllers} --command-config {ADMIN_CONFIG} "
+                    f"--bootstrap-server {self.boot} --command-config {ADMIN_CONFIG} "
                     f"--describe --entity-type brokers --entity-name {self.host_id}"),
                     check=False).strip().replace("\n", " ")
             self.done.wait(2)
@@ -127,19 +131,25 @@ class Watcher(threading.Thread):
         before = first_throttle is not None and first_active is not None \
             and first_throttle < first_active
         copying = [s for s in self.samples if s["active"] and s["throttled"]]
-        rate = 0.0
-        if len(copying) >= 2:
-            rate = (copying[-1]["bytes"] - copying[0]["bytes"]) / MIB / max(
-                copying[-1]["t"] - copying[0]["t"], 1e-3)
+        # Until the bytes stop growing (then only the producer's few KiB/s come in).
+        growing = [b for a, b in pairwise(copying)
+                   if b["bytes"] - a["bytes"] > 0.2 * MIB]
+        window = copying[:copying.index(growing[-1]) + 1] if growing else copying
+        rates = [(b["bytes"] - a["bytes"]) / MIB / max(b["t"] - a["t"], 1e-3)
+                 for a, b in pairwise(window)]
+        rate = (window[-1]["bytes"] - window[0]["bytes"]) / MIB / max(
+            window[-1]["t"] - window[0]["t"], 1e-3) if len(window) > 1 else 0.0
         start = self.samples[0]["t"] if self.samples else 0.0
         print(f"throttle seen at {(first_throttle or start) - start:.0f} s, host's Kafka active "
               f"at {(first_active or start) - start:.0f} s: throttle before start: {before}",
               flush=True)
         print(f"broker {self.host_id}'s dynamic configs as Kafka describes them then: "
               f"{self.broker_rate or 'not read'}", flush=True)
-        print(f"catch-up: {len(copying)} samples over "
-              f"{(copying[-1]['t'] - copying[0]['t']) if len(copying) > 1 else 0:.0f} s, "
-              f"{rate:.2f} MiB/s against a throttle of {throttle_mb_s} MiB/s", flush=True)
+        took = window[-1]["t"] - window[0]["t"] if len(window) > 1 else 0.0
+        copied = (window[-1]["bytes"] - window[0]["bytes"]) / MIB if window else 0.0
+        print(f"catch-up: {copied:.1f} MiB of segments in {took:.0f} s, {rate:.2f} MiB/s on "
+              f"average, {max(rates, default=0.0):.2f} MiB/s at most between two samples, "
+              f"against a throttle of {throttle_mb_s} MiB/s", flush=True)
         return before
 
 
@@ -163,6 +173,9 @@ def main() -> int:
     parser.add_argument("--fill-mb", type=int, default=100)
     parser.add_argument("--throttle-mb-s", type=float, default=1.5)
     args = parser.parse_args()
+    # The catch-up's progress, as the run says it (plans.replace, kafkaform_catchup).
+    day_two.PROGRESS = re.compile(r"msg: (?P<line>\d+ of \d+ partitions not in sync[^\n]*"
+                                  r"|broker\(s\) \d+ \(\S+\) hold[^\n]*)")
     hosts, boot, ids = brokers(args.inventory)
     client, victim, victim_id = hosts[0], hosts[-1], ids[-1]
     filled = f"kf.replace-fill-{int(time.time())}"
@@ -178,18 +191,22 @@ def main() -> int:
         kill_host(victim, dirs)
         print(f"{victim} died (Kafka stopped, {', '.join(dirs)} emptied); out of every ISR "
               f"after {out_of_every_isr(client, victim_id):.0f} s", flush=True)
+        named = f"kafka_broker_replace_hosts={victim}"
+        throttle = f"kafka_broker_reassignment_throttle_mb_s={args.throttle_mb_s}"
+        phase(args.inventory, "replace_broker.yml", "-e", named, "-e", throttle, "--check")
+        untouched = not sh(client, f"python3 -c '{WATCH}' {boot} {filled}").strip() \
+            and sh(victim, "systemctl is-active kafka", check=False).strip() != "active"
+        print(f"check mode: no throttle set and the host not started: {untouched}", flush=True)
+        ok = untouched and ok
         watcher = Watcher(client, boot, filled, victim, victim_id, dirs)
         watcher.start()
-        took, _ = phase(args.inventory, "replace_broker.yml", "-e",
-                        f"kafka_broker_replace_hosts={victim}", "-e",
-                        f"kafka_broker_reassignment_throttle_mb_s={args.throttle_mb_s}")
+        took, _ = phase(args.inventory, "replace_broker.yml", "-e", named, "-e", throttle)
         watcher.done.set()
         watcher.join()
         ok = watcher.report(args.throttle_mb_s) and ok
         ok = settled(client, boot) and ok
         ok = leaders_preferred(client) and ok
-        _, again = phase(args.inventory, "replace_broker.yml", "-e",
-                         f"kafka_broker_replace_hosts={victim}")
+        _, again = phase(args.inventory, "replace_broker.yml", "-e", named)
         print(f"replace took {took:.0f} s; the rerun changed {again} (0 expected)", flush=True)
         ok = again == 0 and ok
         time.sleep(args.seconds)

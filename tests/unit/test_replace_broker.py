@@ -18,8 +18,10 @@ RACKS = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
 
 def argv(mode: str) -> dict[str, Any]:
     """DayTwoArgv as vars, from a broker's context in ``mode`` (kraft, zookeeper)."""
+    controllers = {f"ctl{i}": 3000 + i for i in (1, 2, 3)} if mode == "kraft" else {}
     kb = {"admin_argv": ["h"], "metadata_mode": mode, "release": "4.4.0" if mode == "kraft"
-          else "3.9.1", "health_options": ["--wait", "20"], "ids_by_host": HOSTS}
+          else "3.9.1", "health_options": ["--wait", "20"],
+          "ids_by_host": {**HOSTS, **controllers}, "broker_ids": list(HOSTS.values())}
     return vars(day_two_argv(kb, 1.5, 600))
 
 
@@ -81,6 +83,9 @@ REFUSED = [
     ("no host", "", answer(), (
         "no broker named: set kafka_broker_replace_hosts to the hosts of the kafka_broker group "
         f"whose broker ids new, empty hosts take {OP}")),
+    ("a controller is not a broker", "ctl1", answer(), (
+        "ctl1: not a host of the kafka_broker group, so it cannot be named in "
+        f"kafka_broker_replace_hosts {OP}. Name brokers by their inventory hostnames")),
     ("not a broker", "kafka9", answer(), (
         "kafka9: not a host of the kafka_broker group, so it cannot be named in "
         f"kafka_broker_replace_hosts {OP}. Name brokers by their inventory hostnames")),

@@ -54,6 +54,8 @@ class DayTwoArgv:
     catch_up_throttle: list[str] = field(default_factory=list)
     catch_up_wait: list[str] = field(default_factory=list)
     catch_up_clear: list[str] = field(default_factory=list)
+    #: The ids of the kafka_broker group (ids_by_host names the KRaft controllers too).
+    broker_ids: list[int] = field(default_factory=list)
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
@@ -76,7 +78,8 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
         catch_up_throttle=[*admin, "catch-up-throttle", "--throttle",
                            str(int(float(throttle_mb_s) * MIB)), "--timeout", str(int(timeout_s))],
         catch_up_wait=[*admin, "catch-up-wait", "--for", str(REPORT_S)],
-        catch_up_clear=[*admin, "catch-up-clear"])
+        catch_up_clear=[*admin, "catch-up-clear"],
+        broker_ids=[int(i) for i in kb.get("broker_ids", ())])
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,8 @@ def broker_replace(named: Sequence[str] | str, answer: Mapping[str, Any] | None,
     (plans.broker_moves.DayTwoArgv as vars). Without an answer, only the check of the names
     before the cluster is asked (and which hosts are replaced: the calls run elsewhere)."""
     hosts = named_hosts(named)
-    ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
+    brokers = {int(i) for i in argv.get("broker_ids") or argv["ids_by_host"].values()}
+    ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items() if int(i) in brokers}
     host_of = {i: h for h, i in ids_by_host.items()}
     ids, problem = _ids(hosts, ids_by_host)
     if problem or answer is None:
