@@ -1,6 +1,6 @@
 """Filters every role shares: Java's home (kafkaform.java), a plan's secret files, a rolling
-restart's batches and a day-two operation's moves (kafkaform.plans), imported when first called
-(kafkaform.lazy says why)."""
+restart's batches, a day-two operation's moves and a broker replacement's catch-up
+(kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
@@ -15,4 +15,5 @@ class FilterModule:
         return {"java_home": lazy("java", "java_home_filter"),
                 "with_secrets": lazy("plans.files", "with_secrets"),
                 "restart_batches": lazy("plans.restart_batches", "roll_batches_vars"),
-                "broker_moves": lazy("plans.broker_moves", "broker_moves_vars")}
+                "broker_moves": lazy("plans.broker_moves", "broker_moves_vars"),
+                "broker_replace": lazy("plans.replace", "broker_replace_vars")}

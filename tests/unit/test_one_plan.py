@@ -28,8 +28,10 @@ WITHOUT_PLAN = {
     "rolling_restart": "carries out the plans' roll terms",
 }
 #: Plans a role makes at run time from the live cluster (the kafkaform.plans filters), whose
-#: command lines its tasks run like the plan's own: where a decommission's moves go.
-RUNTIME_PLANS = {"kafka_broker": ("kafka_broker_moves.", "kafka_broker_moves_gate.")}
+#: command lines its tasks run like the plan's own: where a decommission's moves go, how a
+#: replaced broker catches up.
+RUNTIME_PLANS = {"kafka_broker": ("kafka_broker_moves.", "kafka_broker_moves_gate.",
+                                  "kafka_broker_replace.")}
 #: Roles that still read a command's output by line position (`stdout_lines[N]`): none.
 POSITIONAL_YET: set[str] = set()
 

@@ -211,3 +211,31 @@ def test_a_decommission_rerun_takes_the_moves_in_flight_as_done_and_says_so(
     assert todo is True
     assert said == ["k1: 3 partition move(s) an interrupted run left in flight, waited for first",
                     "k1: broker(s) 6 to be stopped and unregistered"]
+
+
+def test_a_replacements_catch_up_is_watched_then_cleared_even_when_the_watch_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """OP-09: the wait says what is left until done; the throttle is cleared after it, and
+    also when it fails (past its deadline), before the deploy stops."""
+    decided = {"wait_argv": ["catch-up-wait"], "clear_argv": ["catch-up-clear"],
+               "elect_argv": ["elect"], "health_argv": ["health"]}
+    waits = [{"done": False, "said": "3 of 3 partitions not in sync yet"}, {"done": True}]
+    ran: list[str] = []
+
+    def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
+        ran.append(" ".join(argv))
+        if argv == ["catch-up-wait"]:
+            answer = waits.pop(0)
+            return Ran("error" not in answer, json.dumps(answer), answer.get("error", ""))
+        return Ran(True, json.dumps({"cleared": []}), "")
+
+    monkeypatch.setattr(base, "run_on", run_on)
+    monkeypatch.setattr(base, "until_ok", lambda node, argv, timeout_s, delay_s: Ran(True, "", ""))
+    monkeypatch.setattr(day_two, "host", SimpleNamespace(name="k1"))
+    day_two.catch_up(decided, 60, 1)
+    assert ran == ["catch-up-wait", "catch-up-wait", "catch-up-clear", "elect"]
+    ran.clear()
+    waits[:] = [{"done": False, "said": "", "error": "past the deadline"}]
+    with pytest.raises(DeployError, match="watching the catch-up failed"):
+        day_two.catch_up(decided, 60, 1)
+    assert ran == ["catch-up-wait", "catch-up-clear"]

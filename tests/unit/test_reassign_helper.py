@@ -375,7 +375,7 @@ def test_an_unregistered_brokers_cordon_cannot_be_reached_and_is_no_error(
 
 def test_uncordon_stops_when_no_controller_takes_it(cordons: ModuleType) -> None:
     admin = CordonAdmin(ALL - {"6"}, ALL, {})
-    with pytest.raises(SystemExit, match=r"no controller removed broker 6's cordoned.log.dirs"):
+    with pytest.raises(SystemExit, match=r"no controller changed broker 6's cordoned.log.dirs"):
         cordons.uncordon(admin, ["c1:9094", "c3:9094"], ["6"], dry_run=False)
 
 

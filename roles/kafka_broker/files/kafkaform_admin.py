@@ -354,10 +354,15 @@ def elect_preferred(admin: Any) -> tuple[list[str], list[str]]:
 
 def alter_broker_configs(admin: Any, node_id: str, changes: Mapping[str, Any]) -> None:
     """Set (a value) or delete (None) dynamic configs of one broker (KIP-226)."""
+    alter_configs(admin, ConfigResourceType.BROKER, node_id, changes)
+
+
+def alter_configs(admin: Any, kind: Any, name: str, changes: Mapping[str, Any]) -> None:
+    """Set (a value) or delete (None) configs of one resource (a topic, a running broker), one
+    incremental alter."""
     configs = {key: ("DELETE", None) if value is None else value
                for key, value in changes.items()}
-    _altered(admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node_id,
-                                                 configs=configs)],
+    _altered(admin.alter_configs([ConfigResource(kind, name, configs=configs)],
                                  raise_on_unknown=False, incremental=True))
 
 
@@ -380,15 +385,18 @@ def health_answer(problems: list[str], controller: Any = None, registered: Seque
             "under_replicated": under, "offline": offline, "problems": problems}
 
 
-def partition_problems(parts: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str],
-                                                                    list[str]]:
-    """The under-replicated and offline partitions, and the problems they make."""
+def partition_problems(parts: Sequence[Mapping[str, Any]], catching_up: Sequence[str] = ()
+                       ) -> tuple[list[str], list[str], list[str]]:
+    """The under-replicated and offline partitions, and the problems they make. A partition
+    whose only replicas out of sync are on brokers ``catching_up`` (a replaced broker copying
+    its replicas back, OP-09) is not under-replicated for this check."""
     under, offline = [], []
+    excused = {int(i) for i in catching_up}
     for part in parts:
         name = f"{part['topic']}-{part['partition']}"
         if int(part["leader"]) < 0:
             offline.append(name)
-        elif len(part["isr"]) < len(part["replicas"]):
+        elif set(map(int, part["replicas"])) - set(map(int, part["isr"])) - excused:
             under.append(name)
     problems = []
     if under:
@@ -408,8 +416,8 @@ def registered_brokers(cluster: Mapping[str, Any]) -> tuple[Any, list[str]]:
 
 
 def cluster_health(admin: Any, ids: Sequence[str],
-                   also_registered: Callable[[list[str]], list[str]] | None = None
-                   ) -> dict[str, Any]:
+                   also_registered: Callable[[list[str]], list[str]] | None = None,
+                   catching_up: Sequence[str] = ()) -> dict[str, Any]:
     """One check of a broker's cluster (ZooKeeper mode, or the partitions of a KRaft broker):
     every broker of ``ids`` registered, one active controller, no partition under-replicated or
     offline. ``also_registered`` names, of the missing ones, those registered elsewhere (the
@@ -427,7 +435,7 @@ def cluster_health(admin: Any, ids: Sequence[str],
     under: list[str] = []
     offline: list[str] = []
     if not missing:
-        under, offline, found_problems = partition_problems(partitions(admin))
+        under, offline, found_problems = partition_problems(partitions(admin), catching_up)
         problems += found_problems
     return health_answer(problems, controller, [i for i in ids if i not in missing],
                          len(under), len(offline))

@@ -391,13 +391,21 @@ def _altered_on(admin: Any, node: str, resource: Any) -> str:
 
 
 def _delete_on_controller(admin: Any, controllers: Sequence[str], broker: str) -> bool:
-    """Delete a stopped broker's cordon on the active controller, the only node that takes it
-    then (a broker alters only its own configs); a controller that is not active refuses, the
-    next is asked. False when the broker is no longer registered: Kafka then refuses any config
-    of it, and a broker that registers again under its id is uncordoned by the scale-out."""
+    """Delete a stopped broker's cordon on the active controller (alter_on_controller)."""
+    return alter_on_controller(admin, controllers, broker, {CORDONED: None}, "uncordon")
+
+
+def alter_on_controller(admin: Any, controllers: Sequence[str], broker: str,
+                        changes: Mapping[str, Any], what: str) -> bool:
+    """Set (a value) or delete (None) a stopped broker's dynamic configs on the active
+    controller, the only node that takes them then: a broker alters only its own configs, and
+    kafka-python's alter_configs sends a broker's configs to that broker. A controller that is
+    not active refuses, the next is asked. False when the broker is not registered: Kafka then
+    refuses any config of it (a broker that registers again under its id is uncordoned by the
+    scale-out)."""
     cluster, refused = admin._manager.cluster, []  # pylint: disable=protected-access
-    resource = ConfigResource(ConfigResourceType.BROKER, broker,
-                              configs={CORDONED: ("DELETE", None)})
+    resource = ConfigResource(ConfigResourceType.BROKER, broker, configs={
+        key: ("DELETE", None) if value is None else str(value) for key, value in changes.items()})
     for address in controllers:
         host, port = address.rsplit(":", 1)
         node = f"kafkaform-controller-{address}"
@@ -410,8 +418,8 @@ def _delete_on_controller(admin: Any, controllers: Sequence[str], broker: str) -
         if said == "OK" or "BrokerIdNotRegistered" in said:
             return said == "OK"
         refused.append(f"{address}: {said}")
-    raise SystemExit(f"kafkaform-kafka: uncordon: no controller removed broker {broker}'s "
-                     f"{CORDONED} ({'; '.join(refused)})")
+    raise SystemExit(f"kafkaform-kafka: {what}: no controller changed broker {broker}'s "
+                     f"{', '.join(sorted(changes))} ({'; '.join(refused)})")
 
 
 def _running_value(admin: Any, broker: str) -> tuple[bool, str | None]:

@@ -283,3 +283,33 @@ def cluster_defaults(tools: Any, wanted: dict[str, str]) -> int:
     print(json.dumps({"changed": sorted(changes),
                       "was": {k: found.get(k) for k in sorted(changes)}}))
     return 0
+
+
+def migration(tools: Any) -> int:
+    """Where Kafka's own migration from ZooKeeper stands (KR-09), read from ZooKeeper: the
+    /migration znode the active KRaft controller keeps, and /controller. The metadata is copied
+    once the controller recorded an offset of the metadata log there."""
+    data = tools.zk_get_all(["/migration", "/controller"])
+    state = data["/migration"] or {}
+    offset = state.get("kraft_metadata_offset", -1)
+    controller = (data["/controller"] or {}).get("brokerid")
+    print(json.dumps({"migrated": isinstance(offset, int) and offset > 0,
+                      "controller": controller, "migration": state}))
+    return 0
+
+
+def migration_reset(tools: Any) -> int:
+    """Clear Kafka's migration state from ZooKeeper once the controllers are stopped (KR-09):
+    /controller, so that a broker becomes the cluster's controller again, and /migration, so that
+    a later migration starts afresh. Prints /migration as it was, for the record."""
+    before = tools.zk_get_all(["/migration"])["/migration"]
+    if not tools.args.dry_run:
+        result = subprocess.run(tools.argv(ZK_SHELL, *tools.zk_tls("-zk-tls-config-file"),
+                                           "-server", tools.server["zookeeper.connect"]),
+                                input="delete /controller\ndelete /migration\n",
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                timeout=120, check=False)
+        tools.archived(ZK_SHELL, result.returncode)
+    after = tools.zk_get_all(["/migration"])["/migration"]
+    print(json.dumps({"migration_was": before, "cleared": after is None}))
+    return 0 if after is None or tools.args.dry_run else 1

@@ -1,13 +1,16 @@
-"""``playbooks/decommission.yml``, ``playbooks/scale_out.yml`` and
-``playbooks/empty_log_dirs.yml`` as pyinfra deploys: the same decisions
-(kafkaform.plans.broker_moves, from the cluster's live placement), carried out by the same admin
-helper commands from one broker that stays, as the role's tasks/moves.yml does.
+"""``playbooks/decommission.yml``, ``playbooks/scale_out.yml``, ``playbooks/empty_log_dirs.yml``
+and ``playbooks/replace_broker.yml`` as pyinfra deploys: the same decisions
+(kafkaform.plans.broker_moves and plans.replace, from the cluster's live placement), carried out
+by the same admin helper commands from one broker that stays, as the role's tasks/moves.yml and
+tasks/replace.yml do.
 
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.decommission \\
         --data kafka_broker_decommission_hosts=kf-kafka3
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.scale_out
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.empty_log_dirs \\
         --data kafka_broker_empty_log_dirs=/var/lib/kafka/data1
+    pyinfra @kafkaform/INV kafkaform.deploys.day_two.replace_broker \\
+        --data kafka_broker_replace_hosts=kf-kafka3
 
 Whether anything is to be done is asked of the cluster when the deploy is planned, so that a run
 with nothing to move, stop or unregister changes nothing; what moves is decided again when it
@@ -17,6 +20,7 @@ runs, after the moves an interrupted run left in flight are done.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import asdict
 from typing import Any
 
@@ -28,6 +32,7 @@ from pyinfra.operations import python
 
 from ..model import KAFKA_BROKER
 from ..plans.broker_moves import BrokerMoves, broker_moves, named_hosts
+from ..plans.replace import ACCEPT_LOSS, BrokerReplace, broker_replace
 from . import base
 from .base import play_hosts
 from .facts import AdminAnswer
@@ -197,3 +202,89 @@ def empty_log_dirs() -> None:
     kafka_broker()
     barrier("the brokers")
     _operation("empty_log_dirs")
+
+
+def _replace_decided(named: list[str], argv: dict[str, Any], accept: Any) -> BrokerReplace:
+    """At plan time, on the broker that runs the calls: the replacement decided from the
+    cluster's placement (plans.replace), refused before any host is touched."""
+    said = host.get_fact(AdminAnswer, argv=tuple(argv["placement"]))
+    if not said:
+        raise DeployError(f"{host.name}: the cluster did not say where its replicas are "
+                          f"({shlex.join(argv['placement'])}): nothing changed (OP-09)")
+    decided = broker_replace(named, json.loads(said), argv,
+                             str(accept).lower() in ("true", "yes", "1"))
+    if decided.problem:
+        raise DeployError(f"Nothing changed: {decided.problem}")
+    logger.info(f"{host.name}: {decided.summary}")
+    if decided.warning:
+        logger.warning(f"{host.name}: WARNING: {decided.warning}")
+    return decided
+
+
+def _throttle_left(decided: BrokerReplace) -> bool:
+    """Asked when the deploy is planned: a throttle an interrupted run left (True when the
+    helper cannot answer: the run then finds out)."""
+    try:
+        return bool(json.loads(host.get_fact(
+            AdminAnswer, argv=(*decided.clear_argv, "--dry-run")))["cleared"])
+    except (ValueError, KeyError, TypeError):
+        return True
+
+
+def throttle_catch_up(argv: list[str]) -> None:
+    """Before the new hosts start (OP-09): their catch-up throttled, warnings said."""
+    found = json.loads(_ran(host.name, argv, "throttling the catch-up"))
+    for said in [found["warning"], *found["notes"]]:
+        if said:
+            logger.warning(f"{host.name}: WARNING: {said}")
+
+
+def catch_up(decided: dict[str, Any], timeout_s: float, delay_s: float) -> None:
+    """tasks/replace.yml after the converge: wait for the catch-up, saying what is left, the
+    throttle cleared whatever happens; leadership given back; every broker healthy."""
+    me = host.name
+    try:
+        while decided["wait_argv"]:
+            left = json.loads(_ran(me, decided["wait_argv"], "watching the catch-up"))
+            if left["done"]:
+                break
+            logger.info(f"{me}: {left['said']}")
+    finally:
+        cleared = base.run_on(me, decided["clear_argv"])
+        if not cleared.ok:
+            raise DeployError(f"{me}: clearing the catch-up's throttle failed: {cleared.said}")
+    _ran(me, decided["elect_argv"], "the preferred-replica election")
+    base.wait_until_ok(me, decided["health_argv"], timeout_s, delay_s,
+                       "the cluster was not healthy after the catch-up", "OP-09")
+
+
+@deploy("replace_broker")
+def replace_broker() -> None:
+    """playbooks/replace_broker.yml: new, empty hosts take the broker ids of the hosts named in
+    kafka_broker_replace_hosts; their catch-up is throttled before they start, waited for, and
+    its throttle cleared. OP-09"""
+    if KAFKA_BROKER not in host.groups:
+        return
+    p = plan()
+    install_admin_helper(p.install)
+    named = named_hosts(host.data.get("kafka_broker_replace_hosts") or [])
+    argv = asdict(p.day_two)
+    gate = broker_replace(named, None, argv)
+    if gate.problem:
+        raise DeployError(f"Nothing changed: {gate.problem}")
+    brokers = play_hosts(KAFKA_BROKER)
+    runner = next((h for h in brokers if h.name not in gate.replaced), brokers[0])
+    decided = _replace_decided(named, argv, host.data.get(ACCEPT_LOSS)) \
+        if host.name == runner.name else None
+    if decided is not None and decided.throttle_argv:
+        python.call(name="Throttle the replaced brokers' catch-up before their hosts start "
+                    "[OP-09]", function=throttle_catch_up, argv=decided.throttle_argv)
+    barrier("the catch-up's throttle")
+    # The converge's closing check excuses the replaced brokers' replicas out of sync
+    # (kafka_broker_catching_up_hosts defaults to the hosts named).
+    kafka_broker()
+    barrier("the brokers")
+    if decided is not None and (decided.catch_up or _throttle_left(decided)):
+        python.call(name="Wait for the catch-up, clear its throttle, give leadership back "
+                    "[OP-09]", function=catch_up, decided=asdict(decided),
+                    timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s)

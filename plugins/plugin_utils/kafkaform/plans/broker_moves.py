@@ -59,6 +59,13 @@ class DayTwoArgv:
     release: str = ""
     #: Every broker of the inventory: its rack ("" where undeclared), by id.
     brokers: dict[str, str] = field(default_factory=dict)
+    #: A replaced broker's catch-up (plans.replace, OP-09), less its --ids: throttle its
+    #: replicas, watch it, clear what the throttle set.
+    catch_up_throttle: list[str] = field(default_factory=list)
+    catch_up_wait: list[str] = field(default_factory=list)
+    catch_up_clear: list[str] = field(default_factory=list)
+    #: The ids of the kafka_broker group (ids_by_host names the KRaft controllers too).
+    broker_ids: list[int] = field(default_factory=list)
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
@@ -78,7 +85,12 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
         ids_by_host={str(h): int(i) for h, i in kb["ids_by_host"].items()},
         cordon=[*admin, "cordon"] if kraft else [], uncordon=[*admin, "uncordon"] if kraft else [],
         metadata_mode=str(kb["metadata_mode"]), release=str(kb["release"]),
-        brokers={str(i): str(r or "") for i, r in kb.get("racks_by_id", {}).items()})
+        brokers={str(i): str(r or "") for i, r in kb.get("racks_by_id", {}).items()},
+        catch_up_throttle=[*admin, "catch-up-throttle", "--throttle",
+                           str(int(float(throttle_mb_s) * MIB)), "--timeout", str(int(timeout_s))],
+        catch_up_wait=[*admin, "catch-up-wait", "--for", str(REPORT_S)],
+        catch_up_clear=[*admin, "catch-up-clear"],
+        broker_ids=[int(i) for i in kb.get("broker_ids", ())])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from . import hostread, log_dirs
 from .artifact import Release, read_marker, release
 from .broker_moves import DayTwoArgv, day_two_argv
 from .files import Account, PlannedFile, WritesFiles, planned_paths, template
+from .replace import verify_argv
 
 ROLE = "kafka_broker"
 #: The agent jar (and the admin client's wheel) as the download leaves it: then it is neither
@@ -182,7 +183,7 @@ def admin_files() -> list[PlannedFile]:
     """The admin helper and the modules it imports: its admin client and Kafka's JVM tools."""
     files = role_dir(ROLE) / "files"
     modules = ("kafkaform_admin.py", "kafkaform_tools.py", "kafkaform_reassign.py",
-               "kafkaform_scram.py")
+               "kafkaform_catchup.py", "kafkaform_scram.py")
     return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
             *(PlannedFile(src=str(files / name), dest=f"{ADMIN_LIB}/{name}", mode="0644")
               for name in modules)]
@@ -573,7 +574,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         roll=roll,
         day_two=day_two_argv(kb, _setting(settings, "reassignment_throttle_mb_s"),
                              _setting(settings, "reassignment_timeout_s")),
-        verify_argv=[*admin, *kb["verify_args"]],
+        verify_argv=verify_argv(kb, _setting(settings, "catching_up_hosts")),
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
         start_service=not read.service_running,
         host_state=dict(read.paths),
