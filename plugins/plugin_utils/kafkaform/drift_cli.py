@@ -233,9 +233,9 @@ def run(args: argparse.Namespace) -> int:
     if not playbooks:
         require_platform_hosts(view, matched, source)
         playbooks = [(name, name) for name in default_playbooks(view)]
-    names = [shown for shown, _ in playbooks]
+    names = [pair[0] for pair in playbooks]
     argv = [ansible_child.executable("ansible-playbook"), "--check", "--diff",
-            *(passed for _, passed in playbooks)]
+            *(pair[1] for pair in playbooks)]
     for item in sources.resolved():
         argv += ["-i", item]
     if args.limit:

@@ -165,8 +165,8 @@ def asks(view: model.InventoryView, cluster: Mapping[str, Any]) -> dict[str, Ask
         ask(host).files.append(PROGRESS_FILE)
         ask(host).newest.append(pipeline["commits"])
     # A host can be both master and worker: spark_ui_urls names all its UIs at once.
-    for host in dict.fromkeys(str(n["host"]) for n in [*cluster["spark_masters"],
-                                                        *cluster["spark_workers"]]):
+    spark = [*cluster["spark_masters"], *cluster["spark_workers"]]
+    for host in dict.fromkeys(str(node["host"]) for node in spark):
         ask(host).served = spark_ui_urls(cluster, host, view.variables(host))
     monitors = view.members(model.MONITORING)
     for host in monitors:

@@ -243,8 +243,8 @@ def progress(admin: Any, ids: Sequence[str]) -> dict[str, Any]:
     hosted = [p for p in partitions(admin) if catching & set(p["replicas"])]
     behind = [p for p in hosted if catching & set(p["replicas"]) - set(p["isr"])]
     missing = sorted(i for i in map(str, catching) if i not in registered)
-    sizes = _sizes(admin, sorted(catching | {int(p["leader"]) for p in behind
-                                            if int(p["leader"]) >= 0}))
+    leaders = {int(p["leader"]) for p in behind if int(p["leader"]) >= 0}
+    sizes = _sizes(admin, sorted(catching | leaders))
     left = sum(max(sizes.get((int(p["leader"]), p["topic"], p["partition"]), 0)
                    - sizes.get((i, p["topic"], p["partition"]), 0), 0)
                for p in behind for i in catching & set(p["replicas"]) - set(p["isr"]))

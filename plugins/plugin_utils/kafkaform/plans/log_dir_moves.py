@@ -23,7 +23,7 @@ OPERATION = "empty_log_dirs"
 def _named(item: str, host_of: Mapping[int, str], broker: int, log_dir: str) -> bool:
     """Whether ``item`` (``DIR`` or ``HOST:DIR``, DIR a log directory or the mount it is on)
     names ``log_dir`` of ``broker``."""
-    host, _, directory = item.rpartition(":")
+    host, directory = item.rpartition(":")[::2]
     if host and host_of.get(broker) != host:
         return False
     directory = directory.rstrip("/")
@@ -48,7 +48,7 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
         bid, dirs = int(broker["id"]), broker.get("log_dirs") or {}
         emptied = [d for d in dirs if any(_named(n, host_of, bid, d) for n in named)]
         kept = {d: dict(info) for d, info in dirs.items() if d not in emptied}
-        replicas = sorted(((size, name, d) for d in emptied
+        replicas = sorted(((size, name) for d in emptied
                            for name, size in dirs[d]["replicas"].items()), reverse=True)
         if replicas and not kept:
             problems.append(f"broker {bid}: every log directory it has is named "
@@ -59,8 +59,8 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
         room: dict[str, int | None] = {
             d: None if info.get("usable") is None else int(info["usable"])
             for d, info in kept.items()}
-        for size, name, _ in replicas:
-            topic, _, number = name.rpartition("-")
+        for size, name in replicas:
+            topic, number = name.rpartition("-")[::2]
             key = (topic, int(number))
             if key not in current:
                 continue  # a topic deleted since the read

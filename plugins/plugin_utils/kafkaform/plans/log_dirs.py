@@ -45,7 +45,7 @@ def parse(answer: str) -> dict[str, int]:
     """:func:`question`'s answer: log directory to the replicas it holds."""
     found = {}
     for item in answer.split():
-        directory, _, count = item.rpartition("=")
+        directory, count = item.rpartition("=")[::2]
         if directory and count.isdigit():
             found[directory] = int(count)
     return found
