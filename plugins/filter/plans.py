@@ -1,6 +1,7 @@
 """Filters every role shares: Java's home (kafkaform.java), a plan's secret files, a rolling
-restart's batches, a day-two operation's moves and a broker replacement's catch-up
-(kafkaform.plans), imported when first called (kafkaform.lazy says why)."""
+restart's batches, a day-two operation's moves, a broker replacement's catch-up and a
+controller's removal from the quorum (kafkaform.plans), imported when first called
+(kafkaform.lazy says why)."""
 
 from __future__ import annotations
 
@@ -16,4 +17,5 @@ class FilterModule:
                 "with_secrets": lazy("plans.files", "with_secrets"),
                 "restart_batches": lazy("plans.restart_batches", "roll_batches_vars"),
                 "broker_moves": lazy("plans.broker_moves", "broker_moves_vars"),
-                "broker_replace": lazy("plans.replace", "broker_replace_vars")}
+                "broker_replace": lazy("plans.replace", "broker_replace_vars"),
+                "controller_removal": lazy("plans.quorum", "controller_removal_vars")}

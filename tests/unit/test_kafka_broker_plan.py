@@ -25,9 +25,9 @@ from kafkaform.plans.kafka_broker import (
     install_plan,
     kafka_broker_plan,
     parse_host,
-    running_cluster,
     running_cluster_vars,
 )
+from kafkaform.plans.running_cluster import running_cluster
 from tests.unit.test_hostread_units import STARTS
 
 CONVERGED = KafkaBrokerHost(
@@ -258,8 +258,9 @@ def test_the_running_cluster_id_reads_the_host_reads_output() -> None:
                                                "release kafka 3.9.1\n", "k2": ""},
                                  {"k1": None, "k2": ""})
     assert found == {"id": "ZkGivenId000000000000A", "take": True, "release": "3.9.2",
-                     "problem": "", "model": {"cluster_id": "ZkGivenId000000000000A",
-                                              "kafka_release": "3.9.2"}}
+                     "problem": "", "quorum_formed": False,
+                     "model": {"cluster_id": "ZkGivenId000000000000A", "kafka_release": "3.9.2",
+                               "quorum_formed": False}}
     # The migration's controllers are then formatted with it, and its refusal has nothing to say.
     migrating = {**zk_cluster("controllers"), "cluster_id": found["id"]}
     assert kafka_broker_plan(migrating, "k1", {}, _held(found["id"])).migration_refusal == ""

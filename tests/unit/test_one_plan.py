@@ -31,7 +31,7 @@ WITHOUT_PLAN = {
 #: command lines its tasks run like the plan's own: where a decommission's moves go, how a
 #: replaced broker catches up.
 RUNTIME_PLANS = {"kafka_broker": ("kafka_broker_moves.", "kafka_broker_moves_gate.",
-                                  "kafka_broker_replace.")}
+                                  "kafka_broker_replace.", "kafka_broker_controller_removal.")}
 #: Roles that still read a command's output by line position (`stdout_lines[N]`): none.
 POSITIONAL_YET: set[str] = set()
 

@@ -46,6 +46,11 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
     # Allow a host to be both a KRaft controller and a broker (combined mode): the broker's load
     # then delays the quorum, so keep it to small and development clusters. KR-04
     "kafka_controller_combined": False,
+    # How the KRaft controllers' voters are kept: static (fixed in every node's
+    # controller.quorum.voters, for the cluster's life) or dynamic (kept in the metadata log:
+    # controllers can then be added, removed and replaced, playbooks/remove_controller.yml).
+    # Chosen when the cluster is created; a running quorum keeps its kind. KR-15
+    "kafka_controller_quorum": "static",
     # Where the cluster's generated secrets and its CA live on the control node, one directory
     # per cluster (0700). Keep it out of the repository and back it up. kafkaform.secrets
     "kafkaform_secrets_dir": "~/.kafkaform/secrets",

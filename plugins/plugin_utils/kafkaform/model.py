@@ -30,6 +30,11 @@ GROUPS = (ZOOKEEPER, KAFKA_CONTROLLER, KAFKA_BROKER, SPARK_MASTER, SPARK_WORKER)
 MONITORING = "monitoring"
 #: The listener a KRaft controller serves the quorum and the brokers on (mutual TLS, SE-01).
 CONTROLLER_LISTENER = "CONTROLLER"
+#: kafka_controller_quorum: voters fixed in every node's controller.quorum.voters, or kept in the
+#: metadata log and changed by adding and removing controllers (KIP-853, KR-15).
+STATIC_QUORUM, DYNAMIC_QUORUM = "static", "dynamic"
+#: Where a dynamic quorum's nodes find the controllers to ask for the voters.
+BOOTSTRAP_CONTROLLERS = "controller.quorum.bootstrap.servers"
 
 #: Purposes a declared data disk may serve (os_tuning_data_disks[].purpose).
 KAFKA_LOG_DIR = "kafka_log_dir"
@@ -249,6 +254,14 @@ class Cluster:
     #: The most records a node may lag the metadata log's leader and count as caught up
     #: (kafka_controller_max_lag), for the controllers' and the brokers' gates alike (KR-08).
     metadata_max_lag: int = 0
+    #: How the controllers' voters are kept (kafka_controller_quorum): STATIC_QUORUM or
+    #: DYNAMIC_QUORUM (KR-15).
+    controller_quorum: str = STATIC_QUORUM
+    #: A controller of the cluster already holds a metadata log: a dynamic quorum's first voters
+    #: are chosen, and a new controller joins them (plans.kafka_broker.running_cluster).
+    quorum_formed: bool = False
+    #: kafkaform_allow_single_controller: fewer than 3 controllers are allowed (KR-01).
+    allow_single_controller: bool = False
 
     @property
     def metadata_mode(self) -> str:
@@ -551,4 +564,6 @@ def build(view: InventoryView) -> Cluster:
         kafka_release=kafka_release(view),
         kraft_migration=str(view.cluster_var("kafka_kraft_migration") or ""),
         metadata_max_lag=as_int(view.cluster_var("kafka_controller_max_lag")) or 0,
+        controller_quorum=str(view.cluster_var("kafka_controller_quorum") or STATIC_QUORUM),
+        allow_single_controller=bool(view.cluster_var("kafkaform_allow_single_controller")),
     )

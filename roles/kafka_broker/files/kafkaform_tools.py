@@ -72,9 +72,13 @@ class Tools:
         given = [e for e in (args.bootstrap or "").split(",") if e in endpoints]
         self.own_listener = given[0] if given else own.split("://", 1)[-1]
         self.roles = self.server.get("process.roles", "")  # empty in ZooKeeper mode
-        # The controllers' listeners (KRaft mode), from controller.quorum.voters: id@host:port.
-        self.controllers = ",".join(voter.split("@", 1)[-1] for voter in self.server.get(
-            "controller.quorum.voters", "").split(",") if voter)
+        # The controllers' listeners (KRaft mode), from controller.quorum.voters (id@host:port)
+        # or a dynamic quorum's controller.quorum.bootstrap.servers (host:port, in a file of
+        # its own: KR-15).
+        self.controllers = ",".join(voter.split("@", 1)[-1] for voter in (
+            self.server.get("controller.quorum.voters")
+            or resolved(self.server.get("controller.quorum.bootstrap.servers", ""))).split(",")
+            if voter)
         self.bootstrap = args.bootstrap or self.own_listener
         self.admin_config = f"{args.conf}/admin-client.properties"
         self.jaas = f"{args.conf}/kafka-jaas.conf"

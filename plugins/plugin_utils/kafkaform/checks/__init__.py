@@ -14,6 +14,7 @@ from .finding import Finding, Rule, Severity
 from .kafka_settings import (
     kafka_release_mode,
     kraft_migration_state,
+    quorum_kind,
     replication,
     security_migration,
     topic_replication,
@@ -71,6 +72,7 @@ RULES: tuple[Rule, ...] = (
     combined_mode,
     controllers_installed,
     kraft_migration_state,
+    quorum_kind,
     kafka_release_mode,
     release_catalog,
     controllers_first,

@@ -58,6 +58,20 @@ def kraft_migration_state(view: InventoryView) -> Iterator[Finding]:
                       "moves to", "declare both groups, or remove kafka_kraft_migration", hosts)
 
 
+def quorum_kind(view: InventoryView) -> Iterator[Finding]:
+    """kafka_controller_quorum is static or dynamic; a dynamic quorum is a KRaft cluster's own
+    from its start: a migration from ZooKeeper runs a static one (KR-15)."""
+    kind = str(view.cluster_var("kafka_controller_quorum") or model.STATIC_QUORUM)
+    hosts = tuple(view.members(model.KAFKA_CONTROLLER)) or tuple(view.cluster_hosts()[:1])
+    if kind not in (model.STATIC_QUORUM, model.DYNAMIC_QUORUM):
+        yield Finding(cite("KR-15"), f"kafka_controller_quorum is {kind!r}",
+                      f"set it to {model.STATIC_QUORUM} or {model.DYNAMIC_QUORUM}", hosts)
+    elif kind == model.DYNAMIC_QUORUM and view.members(model.ZOOKEEPER):
+        yield Finding(cite("KR-15"), "kafka_controller_quorum is dynamic on a cluster with a "
+                      "ZooKeeper ensemble: a migration from ZooKeeper runs a static quorum",
+                      f"set kafka_controller_quorum: {model.STATIC_QUORUM}", hosts)
+
+
 def kafka_release_mode(view: InventoryView) -> Iterator[Finding]:
     """Kafka 4 and later run in KRaft mode only: a Kafka node gets such a release only on a
     cluster without ZooKeeper, or once its migration has finalized (KR-10)."""

@@ -39,6 +39,7 @@ from .kafka_broker_properties import (
     combined_node,
     controller_node,
     node_properties,
+    quorum_bootstrap,
 )
 from .kafka_broker_runtime import (
     REGISTRATION_WAIT_S,
@@ -415,7 +416,8 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                else get("heap_mb"))
     threads = thread_counts(int(settings.get("kafka_broker_cores") or 1), len(broker["log_dirs"]),
                             int(get("num_network_threads")), int(get("num_io_threads")))
-    model, security, managed = node_properties(cluster, node, paths.tls, get, threads, heap)
+    model, security, managed = node_properties(cluster, node, paths.tls, get, threads, heap,
+                                               paths.conf_dir)
     managed, extra = with_extra_properties(managed, get("extra_properties"))
     jmx = jmx_section(get, paths.conf_dir)
     jmx_options = [f"-Dcom.sun.management.config.file={jmx['config']}",
@@ -447,5 +449,7 @@ def kafka_broker_context(cluster: Mapping[str, Any], host: str,
                                            str(get("group")), metrics),
         "sandbox": sandbox(),
         "restart_files": restart_files(paths, jmx, node.mode),
+        # Not among them: only a start reads it, and a controller joins without one (KR-15).
+        "quorum_file": quorum_bootstrap(cluster, paths.conf_dir, node.mode),
         **health,
     }

@@ -15,8 +15,10 @@ from typing import Any
 from .. import tls_policy
 from ..kraft_migration import MIGRATION_KEY, NodeMode, node_mode
 from ..model import (
+    BOOTSTRAP_CONTROLLERS,
     BROKER_LISTENER,
     CONTROLLER_LISTENER,
+    DYNAMIC_QUORUM,
     PLAINTEXT_LISTENER,
 )
 
@@ -158,12 +160,32 @@ def security_properties(broker: Mapping[str, Any], tls: Mapping[str, str],
     return props
 
 
-def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int) -> dict[str, str]:
-    """What a node of a cluster in KRaft mode is, and how it finds the quorum (KR-02, KR-06)."""
+def quorum_file(conf_dir: str) -> str:
+    """Where a node of a dynamic quorum keeps the controllers it bootstraps from (KR-15)."""
+    return f"{conf_dir}/quorum.properties"
+
+
+def quorum_bootstrap(cluster: Mapping[str, Any], conf_dir: str, mode: NodeMode) -> dict[str, str]:
+    """A dynamic quorum's node's quorum file (its path and content), or {} for any other node."""
+    if not mode.kraft or cluster.get("controller_quorum") != DYNAMIC_QUORUM:
+        return {}
+    return {"dest": quorum_file(conf_dir),
+            "content": f"{BOOTSTRAP_CONTROLLERS}={cluster['bootstrap_controllers']}\n"}
+
+
+def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int,
+                     conf_dir: str) -> dict[str, str]:
+    """What a node of a cluster in KRaft mode is, and how it finds the quorum (KR-02, KR-06):
+    a static quorum's voters, or the controllers a dynamic quorum's node asks for them, read
+    from a file of their own, which only a start reads: a controller added or removed needs no
+    restart of every node (KR-15)."""
+    finds = ({BOOTSTRAP_CONTROLLERS: f"${{file:{quorum_file(conf_dir)}:{BOOTSTRAP_CONTROLLERS}}}"}
+             if cluster.get("controller_quorum") == DYNAMIC_QUORUM
+             else {"controller.quorum.voters": str(cluster["controller_quorum_voters"])})
     return {
         "process.roles": roles,
         "node.id": str(node_id),
-        "controller.quorum.voters": str(cluster["controller_quorum_voters"]),
+        **finds,
         "controller.listener.names": CONTROLLER_LISTENER,
     }
 
@@ -178,10 +200,10 @@ def migration_properties(cluster: Mapping[str, Any], mode: NodeMode) -> dict[str
 
 
 def controller_properties(cluster: Mapping[str, Any], controller: Mapping[str, Any],
-                          mode: NodeMode) -> dict[str, str]:
+                          mode: NodeMode, conf_dir: str) -> dict[str, str]:
     """server.properties values the cluster model decides for one KRaft controller."""
     return {
-        **kraft_properties(cluster, "controller", int(controller["node_id"])),
+        **kraft_properties(cluster, "controller", int(controller["node_id"]), conf_dir),
         "listeners": f"{CONTROLLER_LISTENER}://{controller['address']}:{controller['port']}",
         "log.dirs": str(controller["metadata_dir"]),
         # With eligible leader replicas (on by default on a cluster formatted by Kafka 4.x), the
@@ -213,11 +235,11 @@ def combined_node(broker: Mapping[str, Any], controller: Mapping[str, Any]) -> d
 
 
 def model_properties(cluster: Mapping[str, Any], broker: Mapping[str, Any],
-                     mode: NodeMode, roles: str = "broker") -> dict[str, str]:
+                     mode: NodeMode, roles: str = "broker", conf_dir: str = "") -> dict[str, str]:
     """server.properties values the cluster model decides for one broker (in KRaft mode with
     ``roles``: broker, or broker,controller for a combined node)."""
     props = {
-        **(kraft_properties(cluster, roles, int(broker["id"])) if mode.kraft
+        **(kraft_properties(cluster, roles, int(broker["id"]), conf_dir) if mode.kraft
            else {"broker.id": str(broker["id"]),
                  "zookeeper.connect": str(cluster["zookeeper_connect"]),
                  **migration_properties(cluster, mode),
@@ -320,7 +342,8 @@ def topic_properties(cluster: Mapping[str, Any], get: Callable[[str], Any],
 
 def node_properties(cluster: Mapping[str, Any], node: KafkaNode, tls: Mapping[str, str],
                     get: Callable[[str], Any], threads: tuple[int, int],
-                    heap: int) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+                    heap: int, conf_dir: str) -> tuple[dict[str, str], dict[str, str],
+                                                       dict[str, str]]:
     """The model's, the security and every managed server.properties line of the node, before the
     extra properties: ``(model, security, managed)``; ``threads`` the network and I/O threads."""
     broker, mode = node.broker, node.mode
@@ -330,10 +353,10 @@ def node_properties(cluster: Mapping[str, Any], node: KafkaNode, tls: Mapping[st
                                    str(cluster.get("security_migration") or ""), mode,
                                    bool(cluster.get("zookeeper_over_tls")))
     if node.dedicated and node.controller is not None:
-        model = controller_properties(cluster, node.controller, mode)
+        model = controller_properties(cluster, node.controller, mode, conf_dir)
     else:
         model = model_properties(cluster, broker, mode,
-                                 "broker,controller" if node.combined else "broker")
+                                 "broker,controller" if node.combined else "broker", conf_dir)
     managed = {
         **model,
         **security,

@@ -1,8 +1,8 @@
-"""``playbooks/decommission.yml``, ``playbooks/scale_out.yml``, ``playbooks/empty_log_dirs.yml``
-and ``playbooks/replace_broker.yml`` as pyinfra deploys: the same decisions
-(kafkaform.plans.broker_moves and plans.replace, from the cluster's live placement), carried out
-by the same admin helper commands from one broker that stays, as the role's tasks/moves.yml and
-tasks/replace.yml do.
+"""``playbooks/decommission.yml``, ``playbooks/scale_out.yml``, ``playbooks/empty_log_dirs.yml``,
+``playbooks/replace_broker.yml`` and ``playbooks/remove_controller.yml`` as pyinfra deploys: the
+same decisions (kafkaform.plans.broker_moves, plans.replace and plans.quorum, from the cluster's
+live state), carried out by the same admin helper commands from one node that stays, as the
+role's tasks/moves.yml, tasks/replace.yml and tasks/remove_controller.yml do.
 
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.decommission \\
         --data kafka_broker_decommission_hosts=kf-kafka3
@@ -11,6 +11,8 @@ tasks/replace.yml do.
         --data kafka_broker_empty_log_dirs=/var/lib/kafka/data1
     pyinfra @kafkaform/INV kafkaform.deploys.day_two.replace_broker \\
         --data kafka_broker_replace_hosts=kf-kafka3
+    pyinfra @kafkaform/INV kafkaform.deploys.day_two.remove_controller \\
+        --data kafka_controller_remove_host=kf-ctl3
 
 Whether anything is to be done is asked of the cluster when the deploy is planned, so that a run
 with nothing to move, stop or unregister changes nothing; what moves is decided again when it
@@ -28,10 +30,11 @@ from pyinfra import logger
 from pyinfra.api.deploy import deploy
 from pyinfra.api.exceptions import DeployError
 from pyinfra.context import host
-from pyinfra.operations import python
+from pyinfra.operations import python, systemd
 
-from ..model import KAFKA_BROKER
+from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..plans.broker_moves import BrokerMoves, broker_moves, named_hosts
+from ..plans.quorum import REMOVE, controller_removal
 from ..plans.replace import ACCEPT_LOSS, BrokerReplace, broker_replace
 from . import base
 from .base import play_hosts
@@ -288,3 +291,44 @@ def replace_broker() -> None:
         python.call(name="Wait for the catch-up, clear its throttle, give leadership back "
                     "[OP-09]", function=catch_up, decided=asdict(decided),
                     timeout_s=p.roll.timeout_s, delay_s=p.roll.delay_s)
+
+
+def _still_voter(argv: list[str]) -> bool:
+    """Asked when the deploy is planned: the controller is still a voter (True when the helper
+    cannot answer: the run then finds out)."""
+    try:
+        return bool(json.loads(host.get_fact(AdminAnswer,
+                                             argv=(*argv, "--dry-run")))["removed"])
+    except (ValueError, KeyError, TypeError):
+        return True
+
+
+def take_out(argv: list[str]) -> None:
+    """The quorum asked to take the controller out of its voters (the helper waits until the
+    others are caught up, and until it is out)."""
+    _ran(host.name, argv, "taking the controller out of the voters")
+
+
+@deploy("remove_controller")
+def remove_controller() -> None:
+    """playbooks/remove_controller.yml: the controller named in kafka_controller_remove_host
+    leaves the dynamic quorum's voters, asked by another controller once the others are caught
+    up, then its Kafka stops and is disabled. OP-12"""
+    if KAFKA_CONTROLLER not in host.groups:
+        return
+    p = plan()
+    install_admin_helper(p.install)
+    controllers = play_hosts(KAFKA_CONTROLLER)
+    decided = controller_removal(host.data.get(REMOVE),
+                                 {h.name: asdict(plan(h).quorum) for h in controllers})
+    if decided.problem:
+        raise DeployError(f"Nothing changed: {decided.problem}")
+    if host.name == decided.runner:
+        logger.info(f"{host.name}: {decided.summary}")
+        if _still_voter(decided.remove_argv):
+            python.call(name="Take the controller out of the quorum's voters once the others "
+                        "are caught up [OP-12]", function=take_out, argv=decided.remove_argv)
+    barrier("the quorum's voters")
+    if host.name == decided.host:
+        systemd.service(name="Stop and disable Kafka on the controller taken out [OP-12]",
+                        service="kafka", running=False, enabled=False)

@@ -31,8 +31,8 @@ from ..plans.kafka_broker import (
     host_read,
     kafka_broker_plan,
     parse_host,
-    running_cluster,
 )
+from ..plans.running_cluster import running_cluster
 from ..topics import parse_describe
 from ..topics import plan as topics_plan
 from . import artifact, tls
@@ -255,6 +255,25 @@ def _format_storage(p: KafkaBrokerPlan, changes: list[Any]) -> None:
                  commands=[shlex.join(p.format_storage_argv)])
 
 
+def _join_quorum(p: KafkaBrokerPlan, changes: list[Any]) -> None:
+    """roles/kafka_broker/tasks/service.yml's join: a dynamic quorum's controller that is not a
+    voter yet is added once it has caught up, and the voters of its id on another directory
+    removed, one controller at a time. Asked of the host unless the node starts or its helper
+    changes in this run. KR-15"""
+    if not p.quorum.join_argv:
+        return
+    if not will_change(*changes):
+        try:
+            found = json.loads(host.get_fact(AdminAnswer,
+                                             argv=(*p.quorum.join_argv, "--dry-run")))
+            if not found["joined"] and not found["removed"]:
+                return
+        except (ValueError, KeyError, TypeError):
+            pass  # the run's own call says why
+    server.shell(name="Add the controller to the quorum's voters once it has caught up [KR-15]",
+                 commands=[shlex.join(p.quorum.join_argv)], _serial=True)
+
+
 def _roll(p: KafkaBrokerPlan, members: list[Host], might_restart: bool) -> None:
     """roles/kafka_broker/tasks/restart.yml, through the one rolling restart."""
     contexts = member_contexts(ROLE, members, p.context, context)
@@ -311,6 +330,7 @@ def _kafka_node(group: str) -> None:
     might_restart = (stale_now or will_change(*restart_ops, *secret_ops)
                      or (tls_changes and tls_restarts))
     _roll(p, members, might_restart)
+    _join_quorum(p, [helper, started])
     if will_change(started) or might_restart:
         python.call(name="Wait until every node is registered and healthy",
                     function=wait_until_ok, node=host.name, argv=p.verify_argv,

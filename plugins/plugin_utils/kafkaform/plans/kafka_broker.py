@@ -15,18 +15,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import java, security_steps
-from ..catalog import APACHE_DIST_ROOT, CATALOG, kafka_release, release_key, release_line
+from ..catalog import APACHE_DIST_ROOT, CATALOG, release_key
 from ..contexts import SYSTEMD_UNIT_DIR
 from ..contexts.kafka_broker import ADMIN_SCRIPT, kafka_broker_context, with_release
 from ..contexts.metrics import AGENT_DIR
 from ..defaults import setting
 from ..paths import role_dir
-from ..rules import cite
 from . import hostread, log_dirs
 from .artifact import Release, read_marker, release
 from .broker_moves import DayTwoArgv, day_two_argv
 from .files import Account, PlannedFile, WritesFiles, planned_paths, template
+from .quorum import QuorumPlan, format_options, quorum_plan
 from .replace import verify_argv
+from .running_cluster import running_cluster
 
 ROLE = "kafka_broker"
 #: The agent jar (and the admin client's wheel) as the download leaves it: then it is neither
@@ -183,7 +184,7 @@ def admin_files() -> list[PlannedFile]:
     """The admin helper and the modules it imports: its admin client and Kafka's JVM tools."""
     files = role_dir(ROLE) / "files"
     modules = ("kafkaform_admin.py", "kafkaform_tools.py", "kafkaform_reassign.py",
-               "kafkaform_catchup.py", "kafkaform_scram.py")
+               "kafkaform_catchup.py", "kafkaform_quorum.py", "kafkaform_scram.py")
     return [PlannedFile(src=str(files / "kafkaform-kafka"), dest=ADMIN_SCRIPT, mode="0755"),
             *(PlannedFile(src=str(files / name), dest=f"{ADMIN_LIB}/{name}", mode="0644")
               for name in modules)]
@@ -254,6 +255,8 @@ def files_plan(kb: Mapping[str, Any]) -> KafkaBrokerFiles:
         planned("etc/systemd/system/kafka.service.j2", f"{SYSTEMD_UNIT_DIR}/kafka.service",
                 group="root", mode="0644"),
     ]
+    if kb["quorum_file"]:  # a dynamic quorum's controllers to bootstrap from. KR-15
+        files.append(planned("", kb["quorum_file"]["dest"], content=kb["quorum_file"]["content"]))
     if kb["metrics"]["enabled"]:  # the agent rereads its rules: no restart. MO-07
         files.append(planned("etc/kafka/jmx-exporter.yml.j2", kb["metrics"]["config"]))
     # The configuration Kafka's tools accept (SE-01, SE-03), the keystore password, and in
@@ -356,6 +359,8 @@ class KafkaBrokerPlan(WritesFiles):
     roll: KafkaBrokerRoll
     #: A decommission's or a scale-out's helper calls (plans.broker_moves); brokers only.
     day_two: DayTwoArgv
+    #: The node's part in the controllers' quorum membership (KR-15, OP-12).
+    quorum: QuorumPlan
     #: The verify step: every node registered, one controller active, nothing under-replicated
     #: (MO-02, MO-03, MO-04), asked up to ``verify_retries`` times.
     verify_argv: list[str]
@@ -386,109 +391,6 @@ def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
                                        security_steps.broker_step(read.running_config),
                                        kb["security_step"]) or log_dirs.refusal(
         host, read.log_dir_replicas, kb["log_dirs"])
-
-
-@dataclass(frozen=True)
-class RunningCluster:
-    """What a run takes from the Kafka nodes it reads where the inventory names nothing: the
-    cluster id their storage holds (KR-07) and the release line they run (KF-05)."""
-
-    #: The id: kafka_cluster_id; else the one every node whose storage holds an id holds (a
-    #: cluster migrated from ZooKeeper keeps the id ZooKeeper gave it); else the derived one.
-    id: str
-    #: The id comes from the nodes' storage and differs from the model's: the engines take it
-    #: for every Kafka node of the run.
-    take: bool
-    #: The release of a node whose inventory names no kafka_broker_version: the newest the
-    #: catalog has of the line such nodes run, else the model's (a new cluster's).
-    release: str
-    #: Nodes hold different ids, or run different lines, and the inventory names none: which
-    #: is the cluster's is the operator's to say.
-    problem: str = ""
-
-    @property
-    def taken(self) -> dict[str, str]:
-        """The model's fields the run takes from the nodes."""
-        return {"cluster_id": self.id, "kafka_release": self.release}
-
-    def model(self, cluster: Mapping[str, Any]) -> dict[str, Any]:
-        """The cluster model the run plans with."""
-        return {**cluster, **self.taken}
-
-    def as_vars(self) -> dict[str, Any]:
-        return {**asdict(self), "model": self.taken}
-
-
-def _held_ids(cluster: Mapping[str, Any],
-              reads: Mapping[str, KafkaBrokerHost]) -> tuple[str, bool, str]:
-    model_id = str(cluster.get("cluster_id", ""))
-    held: dict[str, list[str]] = {}
-    for host, read in sorted(reads.items()):
-        if read.cluster_id:
-            held.setdefault(read.cluster_id, []).append(host)
-    if cluster.get("cluster_id_declared") or not held:
-        return model_id, False, ""
-    if len(held) == 1:
-        found = next(iter(held))
-        return found, found != model_id, ""
-    ids = "; ".join(f"{', '.join(hosts)}: {cid}" for cid, hosts in sorted(held.items()))
-    return model_id, False, (
-        f"the Kafka nodes' storage holds different cluster ids ({ids}) and the inventory names "
-        f"none, so kafkaform cannot tell which is the cluster's ({cite('KR-07')}). Set "
-        "kafka_cluster_id to the cluster's own in the inventory's group_vars/all and run again; "
-        "a node formatted for another cluster must be emptied by hand first.")
-
-
-def _running_release(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerHost],
-                     declared: Mapping[str, str]) -> tuple[str, str]:
-    new_cluster = str(cluster.get("kafka_release") or "")
-    runs: dict[str, list[str]] = {}
-    for host, read in sorted(reads.items()):
-        if not declared.get(host) and re.match(r"\d+\.\d", read.release):
-            runs.setdefault(read.release, []).append(host)
-    lines = {release_line(r) for r in runs}
-    if not runs:
-        return new_cluster, ""
-    if len(lines) == 1:
-        return kafka_release(False, max(runs, key=release_key)), ""
-    running = "; ".join(f"{', '.join(hosts)}: {r}" for r, hosts in sorted(runs.items()))
-    return new_cluster, (
-        f"the Kafka nodes run releases of different lines ({running}) and the inventory names no "
-        f"kafka_broker_version for them, so kafkaform cannot tell which line the cluster is on "
-        f"({cite('KF-05')}). Set kafka_broker_version in the inventory's group_vars/all to the "
-        "release the cluster runs, or to the one it upgrades to, and run again.")
-
-
-def _controllers_first(cluster: Mapping[str, Any], declared: Mapping[str, str],
-                       release: str) -> str:
-    """KR-12 on the releases the run installs, the taken line included (the preflight sees only
-    what the inventory names)."""
-    controllers = [str(c["host"]) for c in cluster.get("controllers", ())]
-    if not controllers:
-        return ""
-
-    def runs(host: str) -> str:
-        return declared.get(host) or release
-
-    oldest = min((runs(h) for h in controllers), key=release_key)
-    newer = [str(b["host"]) for b in cluster.get("brokers", ())
-             if b["host"] not in controllers and release_key(runs(b["host"])) > release_key(oldest)]
-    if not newer:
-        return ""
-    return (f"{', '.join(newer)} would run a newer Kafka than the controllers' {oldest} "
-            f"({cite('KR-12')}). Raise kafka_broker_version on every controller first (a run "
-            "rolls them), then on the brokers.")
-
-
-def running_cluster(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerHost],
-                    declared: Mapping[str, str]) -> RunningCluster:
-    """The cluster whose nodes were read (``reads``, by host; ``declared``: each Kafka node's
-    kafka_broker_version, empty or missing where the inventory names none)."""
-    cluster_id, take, id_problem = _held_ids(cluster, reads)
-    release, release_problem = _running_release(cluster, reads, declared)
-    order_problem = "" if release_problem else _controllers_first(cluster, declared, release)
-    return RunningCluster(cluster_id, take, release, " ".join(
-        p for p in (id_problem, release_problem, order_problem) if p))
 
 
 def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerHost) -> str:
@@ -551,7 +453,9 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         migration_refusal=_migration_refusal(cluster, host, read),
         admin_argv=admin,
         format_storage_argv=[*admin, "storage", f"--cluster-id={kb['cluster_id']}",
-                             "--owner", f"{kb['user']}:{kb['group']}"] if kraft else [],
+                             "--owner", f"{kb['user']}:{kb['group']}",
+                             *format_options(cluster, "controller" in kb["process_roles"])]
+        if kraft else [],
         older_release_argv=_older_release_argv(cluster, kb, read),
         converge_topics=broker and bool(_setting(settings, "topics")),
         converge_users=broker and bool(_setting(settings, "users")),
@@ -574,6 +478,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         roll=roll,
         day_two=day_two_argv(kb, _setting(settings, "reassignment_throttle_mb_s"),
                              _setting(settings, "reassignment_timeout_s")),
+        quorum=quorum_plan(cluster, admin, "controller" in kb["process_roles"], roll.timeout_s),
         verify_argv=verify_argv(kb, _setting(settings, "catching_up_hosts")),
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
         start_service=not read.service_running,

@@ -39,8 +39,8 @@ from kafkaform.plans.kafka_broker import (
     host_read,
     kafka_broker_plan,
     parse_host,
-    running_cluster,
 )
+from kafkaform.plans.running_cluster import running_cluster
 from kafkaform.template_filters import parse_java_properties
 from kafkaform.verify.conftest import (
     Inventory,
