@@ -156,3 +156,15 @@ def test_the_preflight_names_a_quorum_kind_it_does_not_know_or_cannot_run() -> N
     assert kr15(kraft("a", "b", "c"), kafka_controller_quorum="dynamic") == []
     assert "a migration from ZooKeeper runs a static quorum" in kr15(
         with_controllers("a", "b", "c"), kafka_controller_quorum="dynamic")[0]
+
+
+def test_an_even_count_of_controllers_is_a_step_on_a_dynamic_quorum_only() -> None:
+    four = kraft("a", "b", "c")
+    four["kafka_controller"]["c4"] = {"kafka_node_id": 3004, "rack": "a"}
+
+    def kr01(**settings: Any) -> list[tuple[str, str]]:
+        return [(f.severity, f.fix) for f in check(view_of(four, settings)) if f.rule == "KR-01"]
+
+    assert kr01() == [("error", "use 3 or 5 controllers")]
+    assert kr01(kafka_controller_quorum="dynamic") == [
+        ("warning", "use 3 or 5 controllers once the change is done (remove_controller.yml)")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import model
 from ..defaults import as_bool
@@ -139,9 +139,18 @@ def rack_majority(view: InventoryView, group: str, what: str, rule: str) -> Iter
 
 
 def controller_quorum_size(view: InventoryView) -> Iterator[Finding]:
-    return odd_quorum(view, view.members(model.KAFKA_CONTROLLER),
-                      Quorum("controller quorum", "quorum", "controller", "KRaft controller",
-                             "kafkaform_allow_single_controller"), cite("KR-01"))
+    """KR-01; on a dynamic quorum an even count is a step of a membership change (a controller
+    added before another leaves, KR-15): a warning, not a refusal."""
+    controllers = view.members(model.KAFKA_CONTROLLER)
+    dynamic = view.cluster_var("kafka_controller_quorum") == model.DYNAMIC_QUORUM
+    for found in odd_quorum(view, controllers,
+                            Quorum("controller quorum", "quorum", "controller",
+                                   "KRaft controller", "kafkaform_allow_single_controller"),
+                            cite("KR-01")):
+        if dynamic and len(controllers) % 2 == 0:
+            found = replace(found, severity="warning",
+                            fix=f"{found.fix} once the change is done (remove_controller.yml)")
+        yield found
 
 
 def controller_ids(view: InventoryView) -> Iterator[Finding]:
