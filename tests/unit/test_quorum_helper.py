@@ -1,8 +1,8 @@
 """The admin helper's quorum membership (roles/kafka_broker/files/kafkaform_quorum.py, KR-15,
 OP-12), on a scripted stand-in for Kafka's MetadataQuorumCommand that keeps a voter set the way
 the quorum does: what describe prints (read as Kafka 4.4 prints it), when a controller joins and
-what it waits for, a replacement that adds the new directory before it removes the old one, a
-removal that waits for the other voters, and reruns that change nothing."""
+what it waits for, a replacement that removes the old directory before the new one joins (Kafka
+takes one voter per node id), a removal that waits for the other voters, and reruns that change nothing."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ class Quorum:
         self.voters, self.lag, self.node, self.leader = list(voters), dict(lag), node, leader
         self.calls: list[str] = []
         self.catch_up_after = 0  # describes before the node's lag drops to 0
+        self.unread = 0  # describe --status calls that fail first (a leader change, a timeout)
 
     def status(self) -> str:
         listed = [{"id": i, "directoryId": d, "endpoints": []} for i, d in self.voters]
@@ -90,10 +91,15 @@ class Quorum:
         command = next(a for a in args if a in ("describe", "add-controller",
                                                  "remove-controller"))
         out = ""
+        if command == "describe" and "--status" in args and self.unread:
+            self.unread -= 1
+            return SimpleNamespace(stdout="", returncode=1)
         if command == "describe":
             out = self.status() if "--status" in args else self.table()
         elif command == "add-controller":
             self.calls.append("add")
+            if any(v[0] == self.node[0] for v in self.voters):
+                raise SystemExit("DuplicateVoterException: one voter per node id")
             self.voters.append(self.node)
         else:
             node_id = int(args[args.index("--controller-id") + 1])
@@ -146,14 +152,14 @@ def test_a_new_controller_joins_once_caught_up_and_a_rerun_changes_nothing(
     assert kafka.calls == ["add"]
 
 
-def test_a_replacing_host_is_added_before_the_old_directory_leaves(
+def test_a_replacing_hosts_old_directory_leaves_before_it_joins(
         quorum: ModuleType, tmp_path: Path) -> None:
     # Controller 2's host died with its disk: a new host under id 2 has a new directory.
     lag = {(1, "d1"): 0, (3, "d3"): 0, (2, "new"): 0}
     kafka = Quorum(THREE, lag, node=(2, "new"))
     assert quorum.join(Tools(kafka, tmp_path), 1000, 60) == {"joined": True,
                                                               "removed": [[2, "d2"]]}
-    assert kafka.calls == ["add", "remove 2:d2"]
+    assert kafka.calls == ["remove 2:d2", "add"]
     assert sorted(kafka.voters) == [(1, "d1"), (2, "new"), (3, "d3")]
 
 
@@ -214,3 +220,21 @@ def test_add_controller_reads_the_controllers_own_properties(
     assert "node.id=4" in seen["text"] and "listeners=CONTROLLER://c9:9094" in seen["text"]
     assert f"log.dirs={tmp_path / 'metadata'}" in seen["text"]
     assert not Path(seen["path"]).exists()
+
+
+def test_voters_that_could_not_be_read_are_waited_for_never_taken_as_none(
+        quorum: ModuleType, tmp_path: Path) -> None:
+    # A voter already: the unread first look does not make it add itself again.
+    kafka = Quorum(THREE, CAUGHT_UP, node=(3, "d3"))
+    kafka.unread = 1
+    assert quorum.join(Tools(kafka, tmp_path), 1000, 60) == {"joined": False, "removed": []}
+    assert kafka.calls == []
+    # A removal whose first look read no voters waits, then removes: the run never stops a
+    # controller that is still a voter.
+    kafka = Quorum([*THREE, (4, "d4")], {**CAUGHT_UP, (4, "d4"): 0}, node=(1, "d1"))
+    kafka.unread = 2
+    assert quorum.remove(Tools(kafka, tmp_path), 4, 1000, 60) == {"removed": [[4, "d4"]]}
+    assert kafka.calls == ["remove 4:d4"]
+    kafka.unread = 10
+    with pytest.raises(SystemExit, match="the metadata quorum's voters could not be read"):
+        quorum.remove(Tools(kafka, tmp_path), 3, 1000, 0)

@@ -8,8 +8,8 @@ A dynamic quorum's voters are (node id, directory id) pairs kept in the metadata
 one at a time by Kafka's MetadataQuorumCommand (add-controller, remove-controller). A controller
 formatted without initial controllers starts as an observer; it is added once its lag is small,
 and the quorum's majority then counts it. A host that replaces a controller under the same node
-id has a new directory id: it is added first, then the old pair removed, so the voters never
-lose a live member.
+id has a new directory id: Kafka takes one voter per node id, so the old pair (the dead host's)
+leaves first, once the other voters are caught up, then the new one joins; no live voter leaves.
 """
 
 from __future__ import annotations
@@ -116,10 +116,17 @@ def quorum_state(tools: Any) -> dict[str, Any]:
                            None)}
 
 
+def static(state: Mapping[str, Any]) -> bool:
+    """A static quorum's voters have no directory id (an unread quorum is not static)."""
+    return any(not v[1] for v in state["voters"])
+
+
 def unhealthy(state: Mapping[str, Any], max_lag: int,
               excused: Sequence[tuple[int, str]] = ()) -> list[str]:
     """Why the voters are not all caught up with a leader (those ``excused`` aside): a
     membership change waits, as a restart does, for a healthy quorum (KR-08)."""
+    if not state["voters"]:
+        return ["the metadata quorum's voters could not be read"]
     if state["leader"] is None:
         return ["the metadata quorum has no leader"]
     problems = []
@@ -140,7 +147,7 @@ def join_decision(state: Mapping[str, Any], node: tuple[int, str],
     directory (the host it replaces); ``wait`` says why it cannot yet."""
     joined = node in state["voters"]
     stale = [v for v in state["voters"] if v[0] == node[0] and v != node]
-    if not state["voters"] or any(not v[1] for v in state["voters"]):
+    if static(state):
         return {"refusal": "the metadata quorum is static (controller.quorum.voters): a "
                            "controller joins only a dynamic one (KR-15)"}
     wait = unhealthy(state, max_lag, stale)
@@ -155,10 +162,12 @@ def remove_decision(state: Mapping[str, Any], node_id: int, max_lag: int) -> dic
     """What quorum-remove does for the controller ``node_id``: the voters of that id to remove,
     and why it cannot yet (the other voters must be caught up: they are the quorum after)."""
     leaving = [v for v in state["voters"] if v[0] == node_id]
-    if any(not v[1] for v in state["voters"]):
+    if static(state):
         return {"refusal": "the metadata quorum is static (controller.quorum.voters): a "
                            "controller leaves only a dynamic one (KR-15)"}
-    return {"remove": leaving, "wait": unhealthy(state, max_lag, leaving) if leaving else []}
+    # Unread voters are never taken for "not a voter": the run would then stop a voter.
+    return {"remove": leaving, "wait": unhealthy(state, max_lag, leaving)
+            if leaving or not state["voters"] else []}
 
 
 def own_node(tools: Any) -> tuple[int, str]:
@@ -207,7 +216,7 @@ def _remove(tools: Any, voter: tuple[int, str]) -> None:
 
 
 def join(tools: Any, max_lag: int, wait_s: float) -> dict[str, Any]:
-    """quorum-join: this controller becomes a voter once it has caught up, and replaces the
+    """quorum-join: this controller becomes a voter once it has caught up, in place of the
     voters of its id with another directory. Nothing when it already is one."""
     node = own_node(tools)
     look = lambda: quorum_state(tools)  # noqa: E731
@@ -219,7 +228,17 @@ def join(tools: Any, max_lag: int, wait_s: float) -> dict[str, Any]:
         return {"joined": False, "removed": []}
     if tools.args.dry_run:
         return {"joined": decided["add"], "removed": stale, "waiting": decided["wait"]}
-    _waited(look, lambda s: join_decision(s, node, max_lag)["wait"], wait_s, "quorum-join")
+    # Decided again on the state waited for: the first look may not have read the voters.
+    decided = join_decision(_waited(look, lambda s: join_decision(s, node, max_lag)["wait"],
+                                    wait_s, "quorum-join"), node, max_lag)
+    stale = [list(v) for v in decided["remove"]]
+    # Kafka takes one voter per node id: the dead host's directory leaves before this one joins.
+    for voter in decided["remove"]:
+        _remove(tools, voter)
+    if stale:
+        _waited(look, lambda s: [f"voter {v} still listed" for v in decided["remove"]
+                                 if v in s["voters"]] + unhealthy(s, max_lag), wait_s,
+                "quorum-join")
     if decided["add"]:
         config = _add_config(tools)
         try:
@@ -228,12 +247,6 @@ def join(tools: Any, max_lag: int, wait_s: float) -> dict[str, Any]:
         finally:
             os.remove(config)
         _waited(look, lambda s: [] if node in s["voters"] else ["not a voter yet"], wait_s,
-                "quorum-join")
-    for voter in decided["remove"]:
-        _remove(tools, voter)
-    if stale:
-        _waited(look, lambda s: [f"voter {v} still listed" for v in decided["remove"]
-                                 if v in s["voters"]] + unhealthy(s, max_lag), wait_s,
                 "quorum-join")
     return {"joined": decided["add"], "removed": stale}
 
@@ -247,10 +260,10 @@ def remove(tools: Any, node_id: int, max_lag: int, wait_s: float) -> dict[str, A
     if "refusal" in decided:
         raise SystemExit(f"kafkaform-kafka: quorum-remove: {decided['refusal']}")
     leaving = decided["remove"]
-    if not leaving or tools.args.dry_run:
+    if (not leaving and not decided["wait"]) or tools.args.dry_run:
         return {"removed": [list(v) for v in leaving], "waiting": decided["wait"]}
-    _waited(look, lambda s: remove_decision(s, node_id, max_lag)["wait"], wait_s,
-            "quorum-remove")
+    leaving = remove_decision(_waited(look, lambda s: remove_decision(s, node_id, max_lag)[
+        "wait"], wait_s, "quorum-remove"), node_id, max_lag)["remove"]
     for voter in leaving:
         _remove(tools, voter)
     _waited(look, lambda s: [f"voter {v} still listed" for v in leaving if v in s["voters"]]

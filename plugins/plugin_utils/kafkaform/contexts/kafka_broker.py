@@ -22,6 +22,7 @@ from ..contexts.sandbox import sandbox
 from ..defaults import setting
 from ..kraft_migration import MIGRATION_KEY, node_mode
 from ..model import (
+    BOOTSTRAP_CONTROLLERS,
     BROKER_LISTENER,
     CLIENT_LISTENER,
     CONTROLLER_LISTENER,
@@ -130,8 +131,8 @@ MODEL_KEYS = ("broker.id", "broker.rack", "zookeeper.connect", "log.dirs", "list
               "unclean.leader.election.enable", "auto.create.topics.enable",
               "controlled.shutdown.enable", "listener.security.protocol.map",
               "inter.broker.listener.name", "super.users", "node.id", "process.roles",
-              "controller.quorum.voters", "controller.listener.names", "metadata.log.dir",
-              MIGRATION_KEY)
+              "controller.quorum.voters", BOOTSTRAP_CONTROLLERS, "controller.listener.names",
+              "metadata.log.dir", MIGRATION_KEY)
 
 #: Keys the role renders from its own variables: set the variable, not an extra property.
 VARIABLE_KEYS = {
