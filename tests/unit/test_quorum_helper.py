@@ -2,7 +2,8 @@
 OP-12), on a scripted stand-in for Kafka's MetadataQuorumCommand that keeps a voter set the way
 the quorum does: what describe prints (read as Kafka 4.4 prints it), when a controller joins and
 what it waits for, a replacement that removes the old directory before the new one joins (Kafka
-takes one voter per node id), a removal that waits for the other voters, and reruns that change nothing."""
+takes one voter per node id), a removal that waits for the other voters, and reruns that change
+nothing."""
 
 from __future__ import annotations
 
