@@ -464,3 +464,25 @@ def test_a_replica_left_in_its_log_directory_is_a_cancelled_move(reassign: Modul
     reassign.start(Tools(), moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
     with pytest.raises(SystemExit, match=r"kf\.events-0 on broker 1 in /d0, not /d1"):
         reassign.moving(Tools(), preserve_throttles=True, sleep=lambda s: None)
+
+
+def test_the_sizes_are_those_log_dirs_command_gave_on_a_real_cluster(reassign: ModuleType) -> None:
+    """Recorded at one moment on a Kafka 4.4.0 KRaft cluster of 3 brokers, each with two log
+    directories (JBOD), after 20 MiB were produced: each broker's describe_log_dirs answer, and
+    the output of LogDirsCommand --describe, which the helper read before (one JVM a call)."""
+    recorded = json.loads((Path(__file__).parent / "data/log-dirs-4.4.0.json").read_text())
+    command: dict[tuple[int, str], int] = {}
+    for line in recorded["log_dirs_command"].splitlines():
+        for broker in json.loads(line)["brokers"] if line.startswith("{") else []:
+            for log_dir in broker["logDirs"]:
+                for part in log_dir["partitions"]:
+                    key = (int(broker["broker"]), str(part["partition"]))
+                    command[key] = max(command.get(key, 0), int(part["size"]))
+    kafka = Kafka(verify=[[]], sizes=None)
+    kafka.log_dirs = LogDirsAdmin(None, {int(b): answer for b, answer
+                                         in recorded["describe_log_dirs"].items()})
+    assert len(command) == 12 and reassign.sizes(kafka) == command
+    assert kafka.log_dirs.asked == [1, 2, 3]  # every registered broker when none is named
+    assert reassign.sizes(kafka, ["kf.events"], [2]) == {
+        key: size for key, size in command.items() if key[0] == 2}
+    assert reassign.sizes(kafka, ["kf.other"], [1, 3]) == {}
