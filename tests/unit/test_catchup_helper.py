@@ -82,7 +82,8 @@ class Admin:
         (broker,) = brokers
         if broker not in self.live:
             raise RuntimeError("not running")
-        return [{"log_dirs": [{"topics": [{"name": "kf.orders", "partitions": [
+        return [{"broker": broker, "log_dirs": [{"error_code": 0, "log_dir": "/data",
+                                                 "topics": [{"name": "kf.orders", "partitions": [
             {"partition_index": i, "partition_size": self.copied[broker]}
             for i, r in enumerate(SPREAD) if broker in r]}]}]}]
 

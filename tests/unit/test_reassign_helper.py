@@ -40,15 +40,53 @@ class Out:
         self.stderr = stderr
 
 
-def log_dirs(sizes: dict[tuple[int, str], int]) -> str:
-    brokers: dict[int, list[dict[str, Any]]] = {}
-    for (broker, part), size in sizes.items():
-        brokers.setdefault(broker, []).append({"partition": part, "size": size,
-                                               "offsetLag": 0, "isFuture": False})
-    return ("Querying brokers for log directories information\n" + json.dumps(
-        {"version": 1, "brokers": [{"broker": b, "logDirs": [
-            {"logDir": "/data", "error": None, "partitions": parts}]}
-            for b, parts in brokers.items()]}))
+class LogDirsAdmin:
+    """The admin client's describe_log_dirs as kafka-python answers it, each broker's replica
+    sizes in one log directory (``sizes`` None: no broker answers in time, as seen under a
+    reassignment's load); ``answers`` replays recorded answers by broker instead."""
+
+    def __init__(self, sizes: dict[tuple[int, str], int] | None,
+                 answers: dict[int, list[dict[str, Any]]] | None = None) -> None:
+        self.sizes = sizes
+        self.answers = answers
+        self.asked: list[int] = []
+
+    def describe_cluster(self) -> dict[str, Any]:
+        ids = sorted(self.answers or {b for b, _part in self.sizes or {}})
+        return {"controller_id": 3001, "brokers": [{"broker_id": b, "is_fenced": False}
+                                                   for b in ids]}
+
+    def describe_log_dirs(self, brokers: list[int]) -> list[dict[str, Any]]:
+        (broker,) = brokers
+        self.asked.append(broker)
+        if self.answers is not None:
+            return self.answers[broker]
+        if self.sizes is None:
+            raise OSError(f"broker {broker} did not answer in time")
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (b, part), size in self.sizes.items():
+            topic, _dash, number = part.rpartition("-")
+            if b == broker:
+                topics.setdefault(topic, []).append({
+                    "partition_index": int(number), "partition_size": size, "offset_lag": 0,
+                    "is_future_key": False})
+        return [{"broker": broker, "log_dirs": [
+            {"error_code": 0, "log_dir": "/data", "total_bytes": 10**9, "usable_bytes": 10**8,
+             "topics": [{"name": t, "partitions": p} for t, p in topics.items()]}]}]
+
+
+class Session:
+    """kafkaform_admin.Session's shape: the admin client, closed at the end of a ``with``."""
+
+    def __init__(self, admin: Any) -> None:
+        self.admin = admin
+        self.closed = False
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.closed = True
 
 
 class Kafka:
@@ -58,8 +96,11 @@ class Kafka:
                  sizes: dict[tuple[int, str], int] | None) -> None:
         self.calls: list[list[str]] = []
         self.verify = verify  # the partitions still moving at each --verify
-        self.sizes = sizes
+        self.log_dirs = LogDirsAdmin(sizes)
         self.deleted: set[str] = set()  # topics deleted since the moves started
+
+    def session(self) -> Session:
+        return Session(self.log_dirs)
 
     def admin(self) -> list[str]:
         return ["--bootstrap-server", "k1:9092"]
@@ -82,9 +123,6 @@ class Kafka:
                 f"Reassignment of partition kf.orders-{n} is "
                 f"{'still in progress' if f'kf.orders-{n}' in still else 'completed'}."
                 for n in (0, 1)))
-        if main_class.endswith("LogDirsCommand"):
-            # None: a broker did not answer in time (seen under a reassignment's load).
-            return Out("", 1) if self.sizes is None else Out(log_dirs(self.sizes))
         return Out("")
 
 
@@ -105,8 +143,9 @@ def test_moves_start_throttled_then_report_what_is_left_then_clear_the_throttles
     assert left == {"done": False, "partitions_left": 1, "partitions": 2,
                     "bytes_left": 60 * MIB,
                     "said": "1 of 2 partitions still moving, 60.0 MiB left to copy"}
-    # The sizes asked of the moves' brokers only.
-    assert kafka.calls[-1][-2:] == ["--broker-list", "1,2,4,5"]
+    # The sizes asked of the moves' brokers only, by the admin client: no JVM started.
+    assert kafka.log_dirs.asked == [1, 2, 4, 5]
+    assert not any(c[0] == "LogDirsCommand" for c in kafka.calls)
     assert all("--preserve-throttles" in c for c in kafka.calls if "--verify" in c)
     # Done: a --verify without --preserve-throttles clears them, and the moves are forgotten.
     kafka.calls.clear()
@@ -425,3 +464,25 @@ def test_a_replica_left_in_its_log_directory_is_a_cancelled_move(reassign: Modul
     reassign.start(Tools(), moves, MIB, 600, clock=lambda: 1000.0, ingress=lambda tools: {})
     with pytest.raises(SystemExit, match=r"kf\.events-0 on broker 1 in /d0, not /d1"):
         reassign.moving(Tools(), preserve_throttles=True, sleep=lambda s: None)
+
+
+def test_the_sizes_are_those_log_dirs_command_gave_on_a_real_cluster(reassign: ModuleType) -> None:
+    """Recorded at one moment on a Kafka 4.4.0 KRaft cluster of 3 brokers, each with two log
+    directories (JBOD), after 20 MiB were produced: each broker's describe_log_dirs answer, and
+    the output of LogDirsCommand --describe, which the helper read before (one JVM a call)."""
+    recorded = json.loads((Path(__file__).parent / "data/log-dirs-4.4.0.json").read_text())
+    command: dict[tuple[int, str], int] = {}
+    for line in recorded["log_dirs_command"].splitlines():
+        for broker in json.loads(line)["brokers"] if line.startswith("{") else []:
+            for log_dir in broker["logDirs"]:
+                for part in log_dir["partitions"]:
+                    key = (int(broker["broker"]), str(part["partition"]))
+                    command[key] = max(command.get(key, 0), int(part["size"]))
+    kafka = Kafka(verify=[[]], sizes=None)
+    kafka.log_dirs = LogDirsAdmin(None, {int(b): answer for b, answer
+                                         in recorded["describe_log_dirs"].items()})
+    assert len(command) == 12 and reassign.sizes(kafka) == command
+    assert kafka.log_dirs.asked == [1, 2, 3]  # every registered broker when none is named
+    assert reassign.sizes(kafka, ["kf.events"], [2]) == {
+        key: size for key, size in command.items() if key[0] == 2}
+    assert reassign.sizes(kafka, ["kf.other"], [1, 3]) == {}

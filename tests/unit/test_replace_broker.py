@@ -83,9 +83,6 @@ REFUSED = [
     ("no host", "", answer(), (
         "no broker named: set kafka_broker_replace_hosts to the hosts of the kafka_broker group "
         f"whose broker ids new, empty hosts take {OP}")),
-    ("a controller is not a broker", "ctl1", answer(), (
-        "ctl1: not a host of the kafka_broker group, so it cannot be named in "
-        f"kafka_broker_replace_hosts {OP}. Name brokers by their inventory hostnames")),
     ("not a broker", "kafka9", answer(), (
         "kafka9: not a host of the kafka_broker group, so it cannot be named in "
         f"kafka_broker_replace_hosts {OP}. Name brokers by their inventory hostnames")),

@@ -141,7 +141,7 @@ def placement(admin: Any) -> dict[str, Any]:
                for b in admin.describe_cluster().get("brokers") or []]
     sizes: dict[tuple[str, int], int] = {}
     for broker in brokers:
-        broker.update(_disks(admin, broker["id"], sizes))
+        broker.update(disks(admin, broker["id"], sizes))
     described = admin.describe_topics()
     names = sorted(t["name"] for t in described)
     configs = admin.describe_configs(
@@ -163,7 +163,7 @@ def placement(admin: Any) -> dict[str, Any]:
             "metadata_level": level[1]}
 
 
-def _disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[str, Any]:
+def disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[str, Any]:
     """A broker's log directories' bytes, in all and free (None when it does not say: a broker
     older than Kafka 3.3, or one that does not answer), adding each replica's size to ``sizes``
     (the largest copy of each partition, near enough its leader's): whether moved replicas fit
@@ -187,11 +187,9 @@ def _disks(admin: Any, broker: int, sizes: dict[tuple[str, int], int]) -> dict[s
                 sizes[key] = max(sizes.get(key, 0), int(part["partition_size"]))
                 if not part.get("is_future_key"):
                     replicas[f"{key[0]}-{key[1]}"] = int(part["partition_size"])
-    known = [d for d in dirs if int(d.get("total_bytes", -1)) >= 0]
-    if not known:
-        return {"total": None, "usable": None, "log_dirs": each}
-    return {"total": sum(int(d["total_bytes"]) for d in known),
-            "usable": sum(int(d["usable_bytes"]) for d in known), "log_dirs": each}
+    known = [d for d in each.values() if d["total"] is not None]
+    return {"total": sum(d["total"] for d in known) if known else None,
+            "usable": sum(d["usable"] or 0 for d in known) if known else None, "log_dirs": each}
 
 
 def _known(value: Any) -> int | None:

@@ -31,7 +31,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafkaform_admin import alter_broker_configs, alter_configs, partitions, registered_brokers
+from kafkaform_admin import (
+    alter_broker_configs,
+    alter_configs,
+    disks,
+    partitions,
+    registered_brokers,
+)
 from kafkaform_reassign import MIB, alter_on_controller, ingress_per_broker, throttle_warning
 from kafkaform_tools import config_command
 
@@ -219,18 +225,13 @@ def clear(cluster: Cluster, dry_run: bool) -> dict[str, Any]:
 
 
 def _sizes(admin: Any, brokers: Iterable[int]) -> dict[tuple[int, str, int], int]:
-    """Each replica's bytes on the brokers that answer, by (broker, topic, partition)."""
+    """Each replica's bytes on the brokers that answer, by (broker, topic, partition): the
+    largest of its copies in the broker's log directories, as kafkaform_admin reads them."""
     found: dict[tuple[int, str, int], int] = {}
     for broker in brokers:
-        try:
-            answer = admin.describe_log_dirs(brokers=[broker])
-        except Exception:  # pylint: disable=broad-exception-caught
-            continue  # not running yet: nothing copied
-        for log_dir in (d for reply in answer for d in reply.get("log_dirs", [])):
-            for topic in log_dir.get("topics") or []:
-                for part in topic.get("partitions") or []:
-                    key = (broker, str(topic["name"]), int(part["partition_index"]))
-                    found[key] = max(found.get(key, 0), int(part["partition_size"]))
+        each: dict[tuple[str, int], int] = {}
+        disks(admin, broker, each)  # a broker that does not answer (not running yet) adds none
+        found.update({(broker, topic, number): size for (topic, number), size in each.items()})
     return found
 
 

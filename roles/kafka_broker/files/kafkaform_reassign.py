@@ -1,7 +1,7 @@
 # Managed by kafkaform (roles/kafka_broker/files/kafkaform_reassign.py); local edits are lost.
 """Replicas moved between brokers under a throttle (OP-06), by Kafka's own tools:
 ReassignPartitionsCommand starts, watches and cancels the moves and sets and clears their
-throttles; LogDirsCommand tells how many bytes are still to copy. ``kafkaform-kafka`` calls it
+throttles; the admin client tells how many bytes are still to copy. ``kafkaform-kafka`` calls it
 (reassign, reassign-wait, reassign-cancel), and ClusterTool unregisters a broker that left
 (unregister); it sits beside ``kafkaform_tools.py``. A broker that leaves is cordoned first
 (cordon, uncordon: KIP-1066's cordoned.log.dirs), so that no new replica is placed on it.
@@ -23,10 +23,9 @@ from typing import Any, Protocol
 
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.protocol.metadata import MetadataResponse
-from kafkaform_admin import alter_broker_configs
+from kafkaform_admin import alter_broker_configs, disks, registered_brokers
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
-LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 #: Kafka's cluster tool: unregisters a broker from a KRaft cluster's metadata.
 CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 #: The moves in flight, in Kafka's reassignment format, and when the run gives them up.
@@ -61,6 +60,8 @@ class Runs(Protocol):
 
     def admin(self) -> list[str]: ...
 
+    def session(self) -> Any: ...
+
     def run(self, main_class: str, *args: str, check: bool = True) -> Any: ...
 
 
@@ -80,25 +81,21 @@ def _forget() -> None:
 
 def sizes(tools: Runs, topics: Sequence[str] = (),
           brokers: Sequence[int] = ()) -> dict[tuple[int, str], int] | None:
-    """LogDirsCommand --describe: each replica's bytes on disk, by (broker, "topic-partition"),
-    future logs (a move between a broker's directories) included; None when a broker did not
-    answer in time (the sizes only tell what is left: the moves go on)."""
-    result = tools.run(LOG_DIRS, *tools.admin(), "--describe",
-                       *(["--topic-list", ",".join(topics)] if topics else []),
-                       *(["--broker-list", ",".join(map(str, brokers))] if brokers else []),
-                       check=False)
-    if result.returncode != 0:
-        return None
-    out = result.stdout
+    """Each replica's bytes on disk, by (broker, "topic-partition"), future logs (a move between
+    a broker's directories) included, of the ``topics`` (every one when none) on the
+    ``brokers`` (every registered one when none), asked by the admin client as
+    kafkaform_admin.disks asks; None when a broker did not answer (the sizes only tell what is
+    left: the moves go on)."""
     found: dict[tuple[int, str], int] = {}
-    for line in out.splitlines():
-        if not line.startswith("{"):
-            continue
-        for broker in json.loads(line).get("brokers", []):
-            for log_dir in broker.get("logDirs", []):
-                for part in log_dir.get("partitions", []):
-                    key = (int(broker["broker"]), str(part["partition"]))
-                    found[key] = max(found.get(key, 0), int(part["size"]))
+    with tools.session() as session:
+        admin = session.admin
+        for broker in [int(b) for b in brokers] or [
+                int(b) for b in registered_brokers(admin.describe_cluster())[1]]:
+            each: dict[tuple[str, int], int] = {}
+            if not disks(admin, broker, each)["log_dirs"]:
+                return None
+            found.update({(broker, f"{topic}-{number}"): size for (topic, number), size
+                          in each.items() if not topics or topic in topics})
     return found
 
 

@@ -35,7 +35,7 @@ from pyinfra.operations import python, systemd
 from ..model import KAFKA_BROKER, KAFKA_CONTROLLER
 from ..plans.broker_moves import BrokerMoves, broker_moves, named_hosts
 from ..plans.quorum import REMOVE, controller_removal
-from ..plans.replace import ACCEPT_LOSS, BrokerReplace, broker_replace
+from ..plans.replace import ACCEPT_LOSS, BrokerReplace, broker_replace, truthy
 from . import base
 from .base import play_hosts
 from .facts import AdminAnswer
@@ -185,26 +185,27 @@ def decommission() -> None:
     _operation("decommission")
 
 
-@deploy("scale_out")
-def scale_out() -> None:
-    """playbooks/scale_out.yml: every Kafka node converged, then the new brokers take a fair
-    share of the replicas. OP-06"""
+def _converged_then(operation: str) -> None:
+    """Every Kafka node converged (the controllers first), then the ``operation``'s moves."""
     kafka_controller()
     barrier("the KRaft controllers")
     kafka_broker()
     barrier("the brokers")
-    _operation("scale_out")
+    _operation(operation)
+
+
+@deploy("scale_out")
+def scale_out() -> None:
+    """playbooks/scale_out.yml: every Kafka node converged, then the new brokers take a fair
+    share of the replicas. OP-06"""
+    _converged_then("scale_out")
 
 
 @deploy("empty_log_dirs")
 def empty_log_dirs() -> None:
     """playbooks/empty_log_dirs.yml: every Kafka node converged, then every replica in the log
     directories named moves to its broker's other log directories. OP-11"""
-    kafka_controller()
-    barrier("the KRaft controllers")
-    kafka_broker()
-    barrier("the brokers")
-    _operation("empty_log_dirs")
+    _converged_then("empty_log_dirs")
 
 
 def _replace_decided(named: list[str], argv: dict[str, Any], accept: Any) -> BrokerReplace:
@@ -214,8 +215,7 @@ def _replace_decided(named: list[str], argv: dict[str, Any], accept: Any) -> Bro
     if not said:
         raise DeployError(f"{host.name}: the cluster did not say where its replicas are "
                           f"({shlex.join(argv['placement'])}): nothing changed (OP-09)")
-    decided = broker_replace(named, json.loads(said), argv,
-                             str(accept).lower() in ("true", "yes", "1"))
+    decided = broker_replace(named, json.loads(said), argv, truthy(accept))
     if decided.problem:
         raise DeployError(f"Nothing changed: {decided.problem}")
     logger.info(f"{host.name}: {decided.summary}")

@@ -124,14 +124,30 @@ class BrokerMoves:
         return asdict(self)
 
 
-def _ids(named: Sequence[str], ids_by_host: Mapping[str, int],
-         operation: str) -> tuple[list[int], str]:
-    unknown = [n for n in named if n not in ids_by_host]
-    if unknown:
-        return [], (f"{', '.join(unknown)}: not a host of the kafka_broker group, so it cannot "
-                    f"be named in kafka_broker_{operation}_hosts ({cite('OP-05')}). Name brokers "
-                    "by their inventory hostnames")
-    return [int(ids_by_host[n]) for n in named], ""
+def broker_hosts(argv: Mapping[str, Any]) -> dict[str, int]:
+    """The inventory's brokers, their ids by host (``argv``: :class:`DayTwoArgv` as vars, whose
+    ids_by_host names the KRaft controllers too)."""
+    ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
+    brokers = {int(i) for i in argv.get("broker_ids") or ids_by_host.values()}
+    return {h: i for h, i in ids_by_host.items() if i in brokers}
+
+
+def named_ids(named: Sequence[str], argv: Mapping[str, Any], setting: str,
+              rule: str) -> tuple[list[int], str]:
+    """The broker ids of the hosts ``named`` in ``setting``, or why they are refused before any
+    host is touched, naming the host, the setting and the fix: a name that is no broker of the
+    inventory, or a KRaft controller's (``argv``: :class:`DayTwoArgv` as vars)."""
+    brokers = broker_hosts(argv)
+    controllers = [n for n in named if n not in brokers and n in argv["ids_by_host"]]
+    unknown = [n for n in named if n not in brokers and n not in controllers]
+    problems = [f"{', '.join(unknown)}: not a host of the kafka_broker group, so it cannot be "
+                f"named in {setting} ({cite(rule)}). Name brokers by their inventory hostnames"
+                ] if unknown else []
+    if controllers:
+        problems.append(f"{', '.join(controllers)}: a KRaft controller, not a broker, so it "
+                        f"cannot be named in {setting} ({cite(rule)}). Name hosts of the "
+                        "kafka_broker group")
+    return ([], "; ".join(problems)) if problems else ([brokers[n] for n in named], "")
 
 
 def _topics(partitions: Sequence[Partition], racks: Mapping[int, str | None]) -> list[Topic]:
@@ -168,7 +184,7 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     host_of = {i: h for h, i in ids_by_host.items()}
     if operation == log_dir_moves.OPERATION:
         return _log_dirs(named, answer, ids_by_host, host_of, argv)
-    ids, problem = _ids(named, ids_by_host, operation)
+    ids, problem = named_ids(named, argv, f"kafka_broker_{operation}_hosts", "OP-05")
     if problem:
         return BrokerMoves(operation, problem=problem)
     starting_ids = {ids_by_host[h] for h in starting

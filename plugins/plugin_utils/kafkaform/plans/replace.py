@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..rules import cite
-from .broker_moves import named_hosts
+from .broker_moves import broker_hosts, named_hosts, named_ids
 from .restart_batches import Partition, placement
 
 #: The setting that names the hosts, and the one that accepts the loss of partitions whose only
@@ -67,18 +67,6 @@ def _named(parts: Sequence[Partition]) -> str:
                       f"in sync on {', '.join(map(str, p.isr)) or 'none'})"
                       for p in parts[:SHOWN])
     return shown + (f"; and {len(parts) - SHOWN} more" if len(parts) > SHOWN else "")
-
-
-def _ids(hosts: Sequence[str], ids_by_host: Mapping[str, int]) -> tuple[list[int], str]:
-    if not hosts:
-        return [], (f"no broker named: set {NAMED} to the hosts of the kafka_broker group whose "
-                    f"broker ids new, empty hosts take ({cite('OP-09')})")
-    unknown = [h for h in hosts if h not in ids_by_host]
-    if unknown:
-        return [], (f"{', '.join(unknown)}: not a host of the kafka_broker group, so it cannot "
-                    f"be named in {NAMED} ({cite('OP-09')}). Name brokers by their inventory "
-                    "hostnames")
-    return [int(ids_by_host[h]) for h in hosts], ""
 
 
 def replace_problems(ids: Sequence[int], host_of: Mapping[int, str],
@@ -135,10 +123,11 @@ def broker_replace(named: Sequence[str] | str, answer: Mapping[str, Any] | None,
     (plans.broker_moves.DayTwoArgv as vars). Without an answer, only the check of the names
     before the cluster is asked (and which hosts are replaced: the calls run elsewhere)."""
     hosts = named_hosts(named)
-    brokers = {int(i) for i in argv.get("broker_ids") or argv["ids_by_host"].values()}
-    ids_by_host = {str(h): int(i) for h, i in argv["ids_by_host"].items() if int(i) in brokers}
+    ids_by_host = broker_hosts(argv)
     host_of = {i: h for h, i in ids_by_host.items()}
-    ids, problem = _ids(hosts, ids_by_host)
+    ids, problem = named_ids(hosts, argv, NAMED, "OP-09") if hosts else ([], (
+        f"no broker named: set {NAMED} to the hosts of the kafka_broker group whose broker ids "
+        f"new, empty hosts take ({cite('OP-09')})"))
     if problem or answer is None:
         return BrokerReplace(problem=problem, replaced=hosts, ids=ids)
     partitions = placement(answer)
@@ -182,9 +171,10 @@ def verify_argv(kb: Mapping[str, Any], catching_up_hosts: Sequence[str] | str | 
 def broker_replace_vars(named: Sequence[str] | str, answer: Mapping[str, Any] | None,
                         argv: Mapping[str, Any], accept_loss: Any = False) -> dict[str, Any]:
     """:func:`broker_replace` for the roles (the ``broker_replace`` filter)."""
-    return broker_replace(named, answer, argv, _true(accept_loss)).as_vars()
+    return broker_replace(named, answer, argv, truthy(accept_loss)).as_vars()
 
 
-def _true(value: Any) -> bool:
-    """A boolean as ``-e name=true`` gives it (a string) or YAML does."""
+def truthy(value: Any) -> bool:
+    """A boolean as ``-e name=true`` gives it (a string), YAML or pyinfra's ``--data`` does:
+    how both engines read kafka_broker_replace_accept_data_loss."""
     return value is True or str(value).strip().lower() in ("true", "yes", "1", "on")
