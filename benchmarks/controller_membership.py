@@ -1,25 +1,28 @@
-"""KRaft controllers changed on a dynamic quorum (KR-15, OP-12) under acks=all load: a controller's
-host replaced under the same node id, a controller removed, then taken out of the inventory.
+"""KRaft controllers changed on a dynamic quorum (KR-15, OP-12) under acks=all load: a controller
+removed and forgotten by the inventory, another's host replaced under its node id, and a new,
+empty host added back.
 
     kafkaform lab up --inventory INV      # 4 controllers, kafka_controller_quorum: dynamic
     ansible-playbook -i INV playbooks/site.yml
     .venv/bin/python benchmarks/controller_membership.py -i INV [--seconds 20]
 
-INV is a KRaft inventory whose kafka_controller group lists 4 controllers (the fourth added to a
-running 3-voter quorum by site.yml, which is how a controller joins). Under one producer (Kafka's
-VerifiableProducer, acks=all and idempotent, kafka_drills.py's):
-- replace: the second controller's host "dies" (its Kafka stopped, its metadata log emptied, as a
-  new machine's disk); ``kafka.yml`` formats it without voters, starts it, and it joins under the
-  same node id with a new directory, the old directory leaving the voters;
-- remove: ``remove_controller.yml`` takes the first controller out of the voters, then stops it;
-- forget: the first controller taken out of a copy of the inventory, ``kafka.yml`` on it rewrites
-  each node's quorum file and restarts no node (every Kafka's main PID unchanged);
+INV is a KRaft inventory whose kafka_controller group lists 4 controllers, all voters, the last
+one in a rack another controller shares (so that 3 stay spread over 3 racks, KR-03). Under one
+producer (Kafka's VerifiableProducer, acks=all and idempotent, kafka_drills.py's):
+- remove: ``remove_controller.yml`` takes the last controller out of the voters, then stops it;
+- forget: the same controller taken out of a copy of the inventory, ``kafka.yml`` on it rewrites
+  each node's quorum file and restarts no node (every running Kafka's main PID unchanged);
+- replace: the second controller's host "dies" (its Kafka stopped, its metadata log emptied, as
+  a new machine's disk); ``kafka.yml`` on the copy formats it without voters and starts it: its
+  old directory leaves the voters, then the new one joins under the same node id;
+- add: the last controller's metadata log emptied (a new, empty host), ``kafka.yml`` on the whole
+  inventory formats it without voters, starts it, and it joins once caught up;
 - rerun: ``kafka.yml`` again changes nothing.
 Printed: each phase's time, acknowledged rate and longest wait; the voters before and after; the
-checks: the voters are the 3 controllers left with the replaced one's new directory, every voter
-caught up, no node restarted by the forget, 0 changed on the rerun; then the no-loss count.
-Exits 1 when any of this fails. Bounded: four playbook runs, ``--seconds`` of steady state
-around them.
+checks: the 4 controllers are voters again, the replaced and the added one under new directories,
+the removed one stopped after the removal, no node restarted by the forget, 0 changed on the
+rerun; then the no-loss count. Exits 1 when any of this fails. Bounded: five playbook runs,
+``--seconds`` of steady state around them.
 """
 
 from __future__ import annotations
@@ -83,58 +86,61 @@ def main() -> int:
     if len(controllers) != 4:
         raise SystemExit(f"{args.inventory}: 4 controllers wanted, {len(controllers)} found")
     port = data["_meta"]["hostvars"][controllers[0]].get("kafka_controller_port", 9094)
-    first, second, *rest = controllers
+    second, last = controllers[1], controllers[-1]
+    node_ids = {h: int(data["_meta"]["hostvars"][h]["kafka_node_id"]) for h in controllers}
     nodes = [*controllers, *data["kafka_broker"]["hosts"]]
     said: dict[str, Any] = {"before": voters(second, f"{second}:{port}")}
     work = Path(tempfile.mkdtemp(prefix="kf-membership-"))
-    smaller = without(args.inventory, first, work)
-
-    def replace() -> float:
-        sh(second, f"systemctl stop kafka && rm -rf {METADATA_DIR}/*")
-        seconds, said["replace"] = ansible(args.inventory, "kafka.yml")
-        return seconds
+    smaller = without(args.inventory, last, work)
 
     def remove() -> float:
         seconds, said["remove"] = ansible(args.inventory, "remove_controller.yml", "-e",
-                                          f"kafka_controller_remove_host={first}")
+                                          f"kafka_controller_remove_host={last}")
+        said["removed_active"] = sh(last, "systemctl is-active kafka", check=False).strip()
         return seconds
 
     def forget() -> float:
-        said["pids"] = main_pids([n for n in nodes if n != first])
+        said["pids"] = main_pids([n for n in nodes if n != last])
         seconds, said["forget"] = ansible(smaller, "kafka.yml")
-        said["pids_after"] = main_pids([n for n in nodes if n != first])
+        said["pids_after"] = main_pids([n for n in nodes if n != last])
+        return seconds
+
+    def replace() -> float:
+        sh(second, f"systemctl stop kafka && rm -rf {METADATA_DIR}/*")
+        seconds, said["replace"] = ansible(smaller, "kafka.yml")
+        return seconds
+
+    def add() -> float:
+        sh(last, f"rm -rf {METADATA_DIR}/*")
+        seconds, said["add"] = ansible(args.inventory, "kafka.yml")
         return seconds
 
     def rerun() -> float:
-        seconds, said["rerun"] = ansible(smaller, "kafka.yml")
+        seconds, said["rerun"] = ansible(args.inventory, "kafka.yml")
         return seconds
 
     def check(_hosts: list[str]) -> bool:
         after = voters(second, f"{second}:{port}")
         said["after"] = after
-        ids = {v[0] for v in after}
-        old = dict(said["before"])
+        old, new = dict(said["before"]), dict(after)
         checks = {
-            "the voters are the 3 controllers left": ids == {
-                int(data["_meta"]["hostvars"][h]["kafka_node_id"]) for h in [second, *rest]},
-            "the replaced controller has a new directory": all(
-                d != old.get(i) for i, d in after
-                if i == int(data["_meta"]["hostvars"][second]["kafka_node_id"])),
+            "the 4 controllers are voters": sorted(new) == sorted(node_ids.values()),
+            "the replaced and the added controller have new directories": all(
+                new.get(node_ids[h]) not in (None, old.get(node_ids[h])) for h in (second, last)),
+            "the removed controller stopped": said["removed_active"] != "active",
             "the forget restarted no node": said["pids"] == said["pids_after"],
             "the rerun changed nothing": not re.search(r"changed=[1-9]", said["rerun"]),
-            "the removed controller's Kafka is stopped": sh(
-                first, "systemctl is-active kafka", check=False).strip() != "active",
         }
         for name, passed in checks.items():
             print(f"membership check: {name}: {'ok' if passed else 'FAILED'}")
         return all(checks.values())
 
     passed = phases_under_load(args.inventory, "membership", [
-        (f"replace {second}", replace), (f"remove {first}", remove),
-        (f"forget {first}", forget), ("rerun", rerun)], args.seconds, args.throughput, check)
+        (f"remove {last}", remove), (f"forget {last}", forget), (f"replace {second}", replace),
+        (f"add {last}", add), ("rerun", rerun)], args.seconds, args.throughput, check)
     print(f"membership voters before: {said['before']}")
     print(f"membership voters after: {said.get('after')}")
-    for phase in ("replace", "remove", "forget", "rerun"):
+    for phase in ("remove", "forget", "replace", "add", "rerun"):
         recap = " ".join(line.split(":", 1)[0].strip() + ":" + re.sub(
             r".*(changed=\d+).*", r"\1", line) for line in said.get(phase, "").splitlines()[1:]
             if "changed=" in line)
