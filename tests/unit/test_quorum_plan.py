@@ -145,6 +145,13 @@ def test_a_removal_is_asked_of_the_first_controller_that_stays() -> None:
     assert "no other controller answered this run" in gone.problem
     # A lab's single controller allowed: two may stay.
     assert controller_removal("c3", _quorums(allow_single=True)).problem == ""
+    # The 3 that stay must keep no rack majority (KR-03): c4 shares rack a with c1.
+    racked = {h: {**q, "racks": {**q["racks"], "c4": "a"}} for h, q in quorums.items()}
+    assert controller_removal("c4", racked).problem == ""
+    crowded = controller_removal("c2", racked)
+    assert crowded.problem.startswith("c2: the 3 controllers that stay would put 2 in rack a, a "
+                                      "majority: losing that rack would lose the quorum (OP-12")
+    assert "Remove a controller of rack a instead" in crowded.problem
 
 
 def test_the_preflight_names_a_quorum_kind_it_does_not_know_or_cannot_run() -> None:

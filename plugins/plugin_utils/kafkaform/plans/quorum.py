@@ -74,6 +74,8 @@ class QuorumPlan:
     #: Each controller's host and node id, and the hosts that are also brokers (combined).
     controllers: dict[str, int] = field(default_factory=dict)
     combined: list[str] = field(default_factory=list)
+    #: Each controller's rack ("" without racks).
+    racks: dict[str, str] = field(default_factory=dict)
     allow_single: bool = False
     #: A dynamic quorum's controller, after its start: join the voters once caught up.
     join_argv: list[str] = field(default_factory=list)
@@ -95,6 +97,7 @@ def quorum_plan(cluster: Mapping[str, Any], admin: Sequence[str], controller: bo
         dynamic=is_dynamic,
         controllers={str(c["host"]): int(c["node_id"]) for c in cluster.get("controllers", ())},
         combined=[str(c["host"]) for c in cluster.get("controllers", ()) if c.get("combined")],
+        racks={str(c["host"]): str(c.get("rack") or "") for c in cluster.get("controllers", ())},
         allow_single=bool(cluster.get("allow_single_controller")),
         join_argv=[*admin, "quorum-join", *lag] if is_dynamic and controller else [],
         remove_argv=[*admin, "quorum-remove", *lag] if is_dynamic and controller else [],
@@ -150,6 +153,14 @@ def controller_removal(named: Any, quorums: Mapping[str, Mapping[str, Any]]) -> 
             f"and lose its tolerance of a failed controller ({rule}, {cite('KR-01')}). Add a "
             "controller to the kafka_controller group and run site.yml first, then remove "
             f"{host}"))
+    racks = [quorum["racks"].get(h, "") for h in rest]
+    crowded = sorted({r for r in racks if r and racks.count(r) * 2 > len(rest)})
+    if crowded:
+        return ControllerRemoval(problem=(
+            f"{host}: the {len(rest)} controllers that stay would put "
+            f"{racks.count(crowded[0])} in rack {crowded[0]}, a majority: losing that rack "
+            f"would lose the quorum ({rule}, {cite('KR-03')}). Remove a controller of rack "
+            f"{crowded[0]} instead, or add one in another rack first"))
     runner = next((h for h in rest if h in quorums), "")
     if not runner:
         return ControllerRemoval(problem=(
