@@ -14,6 +14,7 @@ leaves first, once the other voters are caught up, then the new one joins; no li
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -64,7 +65,7 @@ def storage(tools: Any, cluster_id: str, owner: str, initial: str = "",
         tools.run(STORAGE_TOOL, "format", f"--cluster-id={cluster_id}",
                   "--config", f"{tools.args.conf}/server.properties", "--ignore-formatted",
                   *quorum)
-        user, _, group = owner.partition(":")
+        user, _colon, group = owner.partition(":")
         for directory in blank:
             for root, subdirs, files in os.walk(directory):
                 for name in [root, *(os.path.join(root, f) for f in subdirs + files)]:
@@ -219,7 +220,7 @@ def join(tools: Any, max_lag: int, wait_s: float) -> dict[str, Any]:
     """quorum-join: this controller becomes a voter once it has caught up, in place of the
     voters of its id with another directory. Nothing when it already is one."""
     node = own_node(tools)
-    look = lambda: quorum_state(tools)  # noqa: E731
+    look = functools.partial(quorum_state, tools)
     decided = join_decision(look(), node, max_lag)
     if "refusal" in decided:
         raise SystemExit(f"kafkaform-kafka: quorum-join: {decided['refusal']}")
@@ -255,7 +256,7 @@ def remove(tools: Any, node_id: int, max_lag: int, wait_s: float) -> dict[str, A
     """quorum-remove: the controller ``node_id`` leaves the voters, once the others are caught
     up; its process keeps running (as an observer) until the run stops it. Nothing when it is
     not a voter."""
-    look = lambda: quorum_state(tools)  # noqa: E731
+    look = functools.partial(quorum_state, tools)
     decided = remove_decision(look(), node_id, max_lag)
     if "refusal" in decided:
         raise SystemExit(f"kafkaform-kafka: quorum-remove: {decided['refusal']}")
