@@ -362,6 +362,24 @@ def test_kraft_health_checks_the_quorum_and_for_brokers_the_partitions(
     assert report["controller"] == "3002"
 
 
+@pytest.mark.parametrize("running, catching, problems", [
+    ([1, 2], "", ["1 under-replicated partitions: kf.events-1"]),
+    # Broker 1 copies the replicas of moves in flight: its replica out of sync is excused...
+    ([1, 2], "1", []),
+    # ...never its absence: a broker down still fails the gate (OP-06).
+    ([2], "1", ["brokers not registered: 1"]),
+    ([2], "", ["1 under-replicated partitions: kf.events-1"]),
+])
+def test_kraft_health_excuses_replicas_catching_up_never_a_broker_down(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str], running: list[int],
+        catching: str, problems: list[str]) -> None:
+    rows = helper.kafka_tools.quorum_rows
+    tools = tools_of(helper, Cluster(running), roles="broker", quorum=lambda: rows(REPLICATION),
+                     args=SimpleNamespace(catching_up=catching))
+    assert helper.health(tools, ["1"], max_lag=1000) == (1 if problems else 0)
+    assert json.loads(capsys.readouterr().out)["problems"] == problems
+
+
 @pytest.mark.usefixtures("no_process")
 def test_storage_refuses_a_directory_of_another_cluster_before_formatting_any(
         helper: ModuleType, tmp_path: Path) -> None:

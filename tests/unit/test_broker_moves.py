@@ -113,6 +113,39 @@ def test_the_gate_before_spares_the_brokers_a_decommission_names_and_reads_a_com
     assert broker_moves_vars([], "scale_out", None, ARGV)["health_argv"][3] == "1,2,3,4,5,6"
 
 
+#: Moves an interrupted run left in flight: partition 1 onto broker 5 (from 6), partition 3
+#: onto broker 1 (from 6).
+LEFT = [{"topic": "kf.orders", "partition": 1, "replicas": [2, 4, 5]},
+        {"topic": "kf.orders", "partition": 3, "replicas": [4, 1, 2]}]
+
+
+@pytest.mark.parametrize(("operation", "named", "in_flight", "argv", "note"), [
+    # Nothing in flight: the full gate, no note.
+    ("decommission", "kafka6", [], ["h", "health", "--ids", "1,2,3,4,5", "--wait", "20"], ""),
+    # A rerun: replicas out of sync on the brokers the moves copy to are excused until the moves
+    # in flight are done; the leaving broker is no part of the gate, even as a target.
+    ("decommission", "kafka6", LEFT,
+     ["h", "health", "--ids", "1,2,3,4,5", "--wait", "20", "--catching-up", "1,2,4,5"],
+     "2 partition move(s) an interrupted run left are still in flight: until they are done, "
+     "the gate takes replicas out of sync on broker(s) 1, 2, 4, 5 (where they copy to) for the "
+     "moves', while every broker must be registered, a controller active and no partition "
+     "offline; the full gate runs once they are done (OP-06)"),
+    ("scale_out", "", LEFT[:1],
+     ["h", "health", "--ids", "1,2,3,4,5,6", "--wait", "20", "--catching-up", "2,4,5"],
+     "1 partition move(s) an interrupted run left are still in flight: until they are done, "
+     "the gate takes replicas out of sync on broker(s) 2, 4, 5 (where they copy to) for the "
+     "moves', while every broker must be registered, a controller active and no partition "
+     "offline; the full gate runs once they are done (OP-06)"),
+])
+def test_the_gate_of_a_rerun_excuses_only_the_moves_in_flight_and_says_so(
+        operation: str, named: str, in_flight: list[dict[str, Any]], argv: list[str],
+        note: str) -> None:
+    gate = broker_moves_vars(named, operation, None, ARGV, in_flight)
+    assert (gate["health_argv"], gate["gate_note"]) == (argv, note)
+    # The gate before the moves (in_flight waited for first) is the full one again.
+    assert broker_moves_vars(named, operation, None, ARGV)["health_argv"] == argv[:6]
+
+
 @pytest.mark.parametrize(("free", "problem", "warning"), [
     # Broker 5 takes 3 partitions of 100 MiB: 400 MiB free leaves 100, under a tenth of 1 GiB.
     ({5: 400}, "broker 5 would take 300 MiB of new replicas with 400 MiB free of 1024 MiB, "

@@ -20,7 +20,8 @@ HOSTS = {f"k{i}": i for i in range(1, 7)}
 RACKS = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
 ARGV = vars(DayTwoArgv(placement=["placement"], start=["reassign"], wait=["reassign-wait"],
                        cancel=["reassign-cancel"], elect=["elect"], health=["health"],
-                       health_tail=[], unregister=["unregister"], ids_by_host=HOSTS))
+                       health_tail=[], unregister=["unregister"], ids_by_host=HOSTS,
+                       in_flight=["reassign-in-flight"]))
 SPREAD = [[1, 3, 5], [2, 4, 6], [3, 5, 1], [4, 6, 2], [5, 1, 3], [6, 2, 4]]
 
 
@@ -39,14 +40,22 @@ KRAFT_44 = {**ARGV, "cordon": ["cordon"], "uncordon": ["uncordon"], "metadata_mo
 def run(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],
         waits: list[dict[str, Any]], placements: list[str],
         ran: list[tuple[str, str]] | None = None,
-        argv: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+        argv: dict[str, Any] | None = None, in_flight: list[dict[str, Any]] | None = None,
+        unhealthy: str = "") -> list[tuple[str, str]]:
     """carry_out on k1 with the helper's answers scripted; (host, command) in the order run,
-    also into ``ran`` when given (to read after a failure)."""
+    also into ``ran`` when given (to read after a failure). ``in_flight``: the moves an
+    interrupted run left; ``unhealthy``: a health check naming it fails."""
     ran = [] if ran is None else ran
     waits, placements = list(waits), list(placements)
 
     def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
         ran.append((name, " ".join(argv)))
+        if argv == ["reassign-in-flight"]:
+            return Ran(True, json.dumps({"in_flight": in_flight or []}), "")
+        if argv[0] == "health" and unhealthy and unhealthy in " ".join(argv):
+            return Ran(False, "", "brokers not registered: 3")
+        if argv[0] == "uncordon":
+            return Ran(True, json.dumps({"uncordoned": argv[-1].split(",")}), "")
         if argv == ["reassign-wait"]:
             answer = waits.pop(0)
             return Ran("error" not in answer, json.dumps(answer), answer.get("error", ""))
@@ -72,8 +81,9 @@ def test_a_decommission_moves_then_stops_and_unregisters_only_once_the_broker_ho
     emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
     ran = run(monkeypatch, "decommission", ["k6"], [DONE, MOVING, DONE],
               [placement(SPREAD), placement(emptied)])
-    assert ran == [("k1", "health --ids 1,2,3,4,5"), ("k1", "reassign-wait"),
-                   ("k1", "placement"), ("k1", "reassign"), ("k1", "reassign-wait"),
+    assert ran == [("k1", "reassign-in-flight"), ("k1", "reassign-wait"),
+                   ("k1", "health --ids 1,2,3,4,5"), ("k1", "placement"), ("k1", "reassign"),
+                   ("k1", "reassign-wait"),
                    ("k1", "reassign-wait"), ("k1", "elect"), ("k1", "placement"),
                    ("k6", "systemctl disable --now kafka.service"), ("k1", "unregister --ids 6"),
                    ("k1", "health --ids 1,2,3,4,5")]
@@ -101,7 +111,8 @@ def test_a_scale_out_moves_onto_the_empty_broker_and_stops_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
     before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
     ran = run(monkeypatch, "scale_out", [], [DONE, DONE], [placement(before)])
-    assert [c for _, c in ran] == ["health --ids 1,2,3,4,5,6", "reassign-wait", "placement",
+    assert [c for _, c in ran] == ["reassign-in-flight", "reassign-wait",
+                                   "health --ids 1,2,3,4,5,6", "placement",
                                    "reassign", "reassign-wait", "elect",
                                    "health --ids 1,2,3,4,5,6"]
 
@@ -112,6 +123,10 @@ def test_an_unhealthy_cluster_stops_the_run_before_anything_moves(
 
     def run_on(name: str, argv: list[str], stdin: str | None = None) -> Ran:
         ran.append((name, " ".join(argv)))
+        if argv == ["reassign-in-flight"]:
+            return Ran(True, json.dumps({"in_flight": []}), "")
+        if argv == ["reassign-wait"]:
+            return Ran(True, json.dumps(DONE), "")
         return Ran(False, "", "broker 3 is not registered")
 
     monkeypatch.setattr(base, "run_on", run_on)
@@ -120,7 +135,34 @@ def test_an_unhealthy_cluster_stops_the_run_before_anything_moves(
                        r"moved after 0 s: broker 3 is not registered \(OP-06\)$"):
         day_two.carry_out("decommission", ["k6"], ARGV, timeout_s=0, delay_s=0)
     # The gate asks about the brokers that stay: the one leaving may already be down.
-    assert [command for _host, command in ran] == ["health --ids 1,2,3,4,5"]
+    assert [command for _host, command in ran] == ["reassign-in-flight", "reassign-wait",
+                                                   "health --ids 1,2,3,4,5"]
+
+
+#: A move an interrupted run left in flight: partition 1 of t onto broker 5 (from 6).
+LEFT = [{"topic": "t", "partition": 1, "replicas": [2, 4, 5]}]
+
+
+def test_a_rerun_watches_the_moves_in_flight_under_a_gate_excusing_them_then_gates_fully(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    ran = run(monkeypatch, "decommission", ["k6"], [MOVING, DONE, DONE, DONE],
+              [placement(SPREAD), placement(emptied)], in_flight=LEFT)
+    steps = [c for _, c in ran]
+    assert steps[:5] == ["reassign-in-flight", "health --ids 1,2,3,4,5 --catching-up 2,4,5",
+                         "reassign-wait", "reassign-wait", "health --ids 1,2,3,4,5"]
+    assert steps.index("health --ids 1,2,3,4,5") < steps.index("reassign")
+
+
+def test_a_rerun_with_moves_in_flight_still_refuses_a_cluster_with_a_broker_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[str, str]] = []
+    with pytest.raises(DeployError, match=r"^k1: the cluster was not healthy with moves in "
+                       r"flight after 0 s: brokers not registered: 3 \(OP-06\)$"):
+        run(monkeypatch, "decommission", ["k6"], [DONE], [placement(SPREAD)], ran,
+            in_flight=LEFT, unhealthy="health")
+    assert [c for _, c in ran] == ["reassign-in-flight",
+                                   "health --ids 1,2,3,4,5 --catching-up 2,4,5"]
 
 
 def test_a_decommission_on_kafka_4_4_cordons_before_any_move_and_uncordons_once_stopped(
@@ -152,8 +194,23 @@ def test_a_scale_out_lifts_a_cordon_on_the_joining_broker_before_the_moves(
     before = [[r if r != 6 else 5 for r in p] for p in SPREAD]
     steps = [c for _, c in run(monkeypatch, "scale_out", [], [DONE, DONE],
                                [placement(before, 33)], argv=KRAFT_44)]
-    assert steps.index("uncordon --ids 6") < steps.index("reassign")
+    lifted = [c for c in steps if c.startswith("uncordon")]
+    assert len(lifted) == 1 and "6" in lifted[0].split()[-1].split(",")
+    assert steps.index(lifted[0]) < steps.index("reassign")
     assert "cordon --ids 6" not in steps
+
+
+def test_a_decommission_lifts_the_cordon_of_every_broker_its_moves_name_before_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka refuses a move naming a cordoned broker: a cordon an operator or an interrupted
+    run left on a broker that stays is lifted before the moves, never the leaving one's."""
+    emptied = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    steps = [c for _, c in run(monkeypatch, "decommission", ["k6"], [DONE, DONE],
+                               [placement(SPREAD, 33), placement(emptied, 33)], argv=KRAFT_44)]
+    lifted = next(c for c in steps if c.startswith("uncordon") and c != "uncordon --ids 6")
+    named = {int(i) for i in lifted.split()[-1].split(",")}
+    assert 6 not in named and {2, 4, 5} <= named
+    assert steps.index("cordon --ids 6") < steps.index(lifted) < steps.index("reassign")
 
 
 def planned(monkeypatch: pytest.MonkeyPatch, operation: str, named: list[str],

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -486,3 +489,51 @@ def test_the_sizes_are_those_log_dirs_command_gave_on_a_real_cluster(reassign: M
     assert reassign.sizes(kafka, ["kf.events"], [2]) == {
         key: size for key, size in command.items() if key[0] == 2}
     assert reassign.sizes(kafka, ["kf.other"], [1, 3]) == {}
+
+
+#: A process holding the watcher's lock as a watcher an interrupted run left behind does: its
+#: pid in the file, its command line naming the helper (or not, for a pid reused by another).
+HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.pwrite(fd, str(os.getpid()).encode(), 0)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _holder(path: Path, name: str) -> Any:
+    held = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), name],
+                            stdout=subprocess.PIPE, text=True)
+    assert held.stdout is not None and held.stdout.readline() == "held\n"
+    return held
+
+
+def test_a_watcher_an_interrupted_run_left_is_stopped_by_the_next(
+        reassign: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(signal, "signal", lambda *_: None)  # this test process keeps its own
+    lock = tmp_path / "watcher"
+    left = _holder(lock, "kafkaform-kafka")
+    try:
+        fd = reassign.take_watch(str(lock), stop_s=10)
+        assert left.wait(timeout=10) == -signal.SIGTERM
+        assert lock.read_text() == str(os.getpid())
+        os.close(fd)
+    finally:
+        left.kill()
+
+
+def test_a_lock_held_by_another_program_is_never_killed_and_the_run_stops(
+        reassign: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(signal, "signal", lambda *_: None)
+    lock = tmp_path / "watcher"
+    other = _holder(lock, "something-else")
+    try:
+        with pytest.raises(SystemExit, match=r"another helper \(pid \d+\) acts on the moves and "
+                                             r"did not stop in 1s"):
+            reassign.take_watch(str(lock), stop_s=1)
+        assert other.poll() is None  # still running: not ours to stop
+    finally:
+        other.kill()
+        other.wait()

@@ -4,18 +4,24 @@ ReassignPartitionsCommand starts, watches and cancels the moves and sets and cle
 throttles; the admin client tells how many bytes are still to copy. ``kafkaform-kafka`` calls it
 (reassign, reassign-wait, reassign-cancel), and ClusterTool unregisters a broker that left
 (unregister); it sits beside ``kafkaform_tools.py``. A broker that leaves is cordoned first
-(cordon, uncordon: KIP-1066's cordoned.log.dirs), so that no new replica is placed on it.
+(cordon, uncordon: KIP-1066's cordoned.log.dirs), so that no new replica is placed on it; the
+brokers the moves name are uncordoned first, Kafka refusing a move that names a cordoned one.
 
 The moves in flight are kept on the node that started them (root only): a run interrupted
 mid-move finds them, waits for them (Kafka went on copying) and clears their throttles when they
-are done; a run that gives up cancels them, which also clears the throttles.
+are done; a run that gives up cancels them, which also clears the throttles. One helper at a
+time starts, watches or cancels them (take_watch): the watcher an interrupted run left behind on
+the node is stopped by the next.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +37,13 @@ CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 #: The moves in flight, in Kafka's reassignment format, and when the run gives them up.
 MOVES = "/var/lib/kafkaform/kafka-reassignment.json"
 DEADLINE = "/var/lib/kafkaform/kafka-reassignment.deadline"
+#: Held (flock) by the one helper that starts, watches or cancels the moves, its pid inside. A
+#: run interrupted mid-watch (its connection to the node cut) leaves that helper on the node; the
+#: next one stops it (SIGTERM) before it watches: two watchers would clear, cancel and forget the
+#: same moves under each other.
+WATCHER = "/var/lib/kafkaform/kafka-reassignment.watcher"
+#: How long a watcher left behind is given to stop before the next one gives up.
+WATCHER_STOP_S = 30.0
 #: ReassignPartitionsCommand --verify: one line per partition (exit 0 while any still moves),
 #: and one per replica moving between a broker's log directories ("topic-partition-broker").
 VERIFIED = re.compile(r"Reassignment of (?:partition|replica) (?P<partition>\S+) (?:is )?"
@@ -77,6 +90,58 @@ def _forget() -> None:
     for path in (MOVES, DEADLINE):
         if os.path.exists(path):
             os.remove(path)
+
+
+def _is_helper(pid: int) -> bool:
+    """Whether ``pid`` is a kafkaform-kafka process (not a pid reused by another program)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"kafkaform-kafka" in cmdline.read()
+    except OSError:
+        return False
+
+
+def _stop(signum: int, frame: Any) -> None:  # pylint: disable=unused-argument
+    raise SystemExit(f"kafkaform-kafka: stopped by signal {signum} (a newer run watches the "
+                     "moves)")
+
+
+def take_watch(path: str = WATCHER, stop_s: float = WATCHER_STOP_S,
+               sleep: Callable[[float], None] = time.sleep) -> int:
+    """Become the one helper that acts on the moves: a helper an interrupted run left doing so
+    is sent SIGTERM (its Kafka tool killed with it) and waited for. The lock is held until this
+    process exits; the file descriptor is returned."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    waited = 0.0
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            if text.isdigit() and int(text) != os.getpid() and _is_helper(int(text)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(text), signal.SIGTERM)
+            if waited >= stop_s:
+                os.close(fd)
+                raise SystemExit(f"kafkaform-kafka: another helper (pid {text or '?'}) acts on "
+                                 f"the moves and did not stop in {stop_s:.0f}s ({path})") from None
+            sleep(0.5)
+            waited += 0.5
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    signal.signal(signal.SIGTERM, _stop)  # subprocess.run kills the tool it waits for
+    return fd
+
+
+def in_flight() -> dict[str, Any]:
+    """The moves this helper started that are still in flight (Kafka's reassignment format's
+    partitions), asking no one: what the gate before a rerun's moves takes into account."""
+    if not os.path.exists(MOVES):
+        return {"in_flight": []}
+    with open(MOVES, encoding="utf-8") as file:
+        return {"in_flight": list(json.load(file).get("partitions", []))}
 
 
 def sizes(tools: Runs, topics: Sequence[str] = (),
@@ -339,7 +404,9 @@ def unregister(tools: Runs, ids: Sequence[str]) -> dict[str, Any]:
 # --- cordons (KIP-1066, OP-08) ----------------------------------------------------------------
 
 #: A broker's dynamic config that keeps new replicas (new topics, added partitions) off its log
-#: directories ("*": all of them), while explicit moves may still target it and it serves on.
+#: directories ("*": all of them) while it serves on. Kafka also refuses a reassignment whose
+#: replicas include it ("all its log directories are cordoned", 4.4.0): the moves uncordon the
+#: brokers they name first (kafkaform.plans.cordon).
 CORDONED = "cordoned.log.dirs"
 #: The brokers this helper cordoned (root only): once a broker is gone, Kafka answers its
 #: configs to nobody (a broker describes only its own, a controller only its own), so whether

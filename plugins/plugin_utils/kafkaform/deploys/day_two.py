@@ -75,13 +75,18 @@ def _decided(operation: str, named: list[str], name: str, argv: dict[str, Any]) 
 
 def _cordon(me: str, operation: str, moves: BrokerMoves) -> None:
     """Before anything moves (OP-08): a decommission cordons the brokers that leave (or says
-    once why it does not), a scale-out lifts a cordon left on the brokers that join."""
+    once why it does not); either operation lifts a cordon on every broker its moves name
+    (Kafka refuses a move naming a cordoned broker) and on a scale-out's that join."""
     if moves.cordon_argv:
         _ran(me, moves.cordon_argv, "cordoning the brokers that leave")
     elif moves.cordon_note:
         logger.info(f"{me}: {moves.cordon_note}")
-    if moves.uncordon_joining_argv:
-        _ran(me, moves.uncordon_joining_argv, "lifting a cordon on the brokers that join")
+    if moves.uncordon_receiving_argv:
+        lifted = json.loads(_ran(me, moves.uncordon_receiving_argv,
+                                 "lifting a cordon on the brokers the moves name"))
+        if lifted["uncordoned"]:
+            logger.info(f"{me}: {moves.uncordon_note} (lifted on: "
+                        f"{', '.join(lifted['uncordoned'])})")
 
 
 def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s: float,
@@ -89,10 +94,18 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
     """At execution time, on the broker that runs the moves: tasks/moves.yml, then, for a
     decommission, tasks/decommission.yml's stop and unregistration."""
     me = host.name
+    # What an interrupted run left in flight is watched first, under a gate that takes its new
+    # replicas out of sync for the moves' (a broker down still fails it); then the full gate.
+    flight = json.loads(_ran(me, argv["in_flight"], "reading the moves in flight"))["in_flight"]
+    flight_gate = broker_moves(operation, named, None, argv, flight)
+    if flight_gate.gate_note:
+        logger.info(f"{me}: {flight_gate.gate_note}")
+        base.wait_until_ok(me, flight_gate.health_argv, timeout_s, delay_s,
+                           "the cluster was not healthy with moves in flight", "OP-06")
+    _wait_moves(me, argv["wait"])
     gate = broker_moves(operation, named, None, argv)
     base.wait_until_ok(me, gate.health_argv, timeout_s, delay_s,
                        "the cluster was not healthy before anything moved", "OP-06")
-    _wait_moves(me, argv["wait"])  # what an interrupted run left in flight
     moves = _decided(operation, named, me, argv)
     logger.info(f"{me}: {moves.summary}")
     if moves.warning:

@@ -25,7 +25,7 @@ from typing import Any
 from ..rules import cite
 from ..sizing import DISK_FREE_MIN
 from . import log_dir_moves
-from .cordon import cordon
+from .cordon import cordon, uncordon_receiving
 from .decommission import Topic, decommission_problems
 from .reassignment import moves_off, moves_onto
 from .restart_batches import Partition, placement
@@ -66,6 +66,8 @@ class DayTwoArgv:
     catch_up_clear: list[str] = field(default_factory=list)
     #: The ids of the kafka_broker group (ids_by_host names the KRaft controllers too).
     broker_ids: list[int] = field(default_factory=list)
+    #: The moves an interrupted run left in flight, read from the node, asking no one.
+    in_flight: list[str] = field(default_factory=list)
 
 
 def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) -> DayTwoArgv:
@@ -78,6 +80,7 @@ def day_two_argv(kb: Mapping[str, Any], throttle_mb_s: float, timeout_s: float) 
                "--timeout", str(int(timeout_s))],
         wait=[*admin, "reassign-wait", "--for", str(REPORT_S)],
         cancel=[*admin, "reassign-cancel"],
+        in_flight=[*admin, "reassign-in-flight"],
         elect=[*admin, "elect"],
         health=[*admin, "health"],
         health_tail=list(kb["health_options"]),
@@ -106,17 +109,24 @@ class BrokerMoves:
     summary: str = ""
     #: What the run should say before it moves anything (disks it could not check).
     warning: str = ""
-    #: The health gate after the moves: every broker that stays.
+    #: The health gate after the moves: every broker that stays. Without the placement (the
+    #: gate before anything moves), with moves an interrupted run left in flight: replicas out
+    #: of sync on the brokers they copy to are taken for the moves' (``gate_note`` says so).
     health_argv: list[str] = field(default_factory=list)
+    gate_note: str = ""
     unregister_argv: list[str] = field(default_factory=list)
     #: A decommission: cordon the brokers that leave before any move (empty: none to cordon,
     #: ``cordon_note`` says why), and lift it once they are stopped, before their
-    #: unregistration (Kafka then refuses their configs). A scale-out: lift a cordon an
-    #: abandoned decommission left on the brokers that join, before the moves. OP-08
+    #: unregistration (Kafka then refuses their configs). Either operation: lift a cordon on
+    #: every broker a move names, receiving a replica or keeping one (and on a scale-out's
+    #: brokers that join), before the moves: Kafka refuses any move whose replicas include a
+    #: broker with all its log directories cordoned (left by an interrupted run, or set by an
+    #: operator); ``uncordon_note`` says so. OP-08
     cordon_argv: list[str] = field(default_factory=list)
     uncordon_leaving_argv: list[str] = field(default_factory=list)
-    uncordon_joining_argv: list[str] = field(default_factory=list)
+    uncordon_receiving_argv: list[str] = field(default_factory=list)
     cordon_note: str = ""
+    uncordon_note: str = ""
     #: Each move in words, "topic-partition: replicas before -> after": what a dry run reports.
     moved: list[str] = field(default_factory=list)
 
@@ -172,7 +182,9 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     takes every registered broker that holds no replica), from the helper's ``placement``
     ``answer``, with the command lines of ``argv`` (:class:`DayTwoArgv` as vars). Without an
     answer, only the gate before anything is read: every broker healthy, but those a
-    decommission names (a rerun finds them stopped).
+    decommission names (a rerun finds them stopped); with ``taken_as_done`` (here: the moves
+    an interrupted run left in flight, waited for after this gate), replicas out of sync on the
+    brokers those moves copy to are taken for theirs (a broker down still fails it).
 
     A dry run's: ``taken_as_done``, moves (Kafka's reassignment format) a real run would have
     finished before this decision, each partition taken as on its new replicas; ``starting``,
@@ -192,8 +204,11 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     if answer is None:
         leaving = ids if operation == "decommission" else []
         spared = {*leaving, *starting_ids}
-        return BrokerMoves(operation, leaving=[host_of[i] for i in leaving], health_argv=_health(
-            argv, [i for i in ids_by_host.values() if i not in spared]))
+        gated = [i for i in ids_by_host.values() if i not in spared]
+        catching = in_flight_targets(taken_as_done, gated)
+        return BrokerMoves(operation, leaving=[host_of[i] for i in leaving],
+                           health_argv=_health(argv, gated, catching),
+                           gate_note=_gate_note(taken_as_done, catching))
     answer = settled(answer, taken_as_done, {i: str(argv.get("brokers", {}).get(str(i), ""))
                                              for i in sorted(starting_ids)})
     partitions = placement(answer)
@@ -206,12 +221,14 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
         moves = _scale_out(ids, partitions, racks, live, holding, host_of, argv)
     if moves.problem:
         return moves
-    moves = replace(moves, **_cordons(operation, ids, moves, racks, answer, argv))
+    moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
+             for p in moves.reassignment["partitions"]}
+    named_in = {int(b): 0 for replicas in moved.values() for b in replicas}
+    moves = replace(moves, **_cordons(operation, ids, moves, racks, answer, argv,
+                                      {**named_in, **receiving(answer, moved)}))
     if starting_ids:  # a dry run started none of them: the gate after spares them too
         moves = replace(moves, health_argv=_health(argv, [b for b in live
                                                           if b not in starting_ids]))
-    moved = {(str(p["topic"]), int(p["partition"])): list(p["replicas"])
-             for p in moves.reassignment["partitions"]}
     problems, warning = disk_problems(answer, moved)
     return replace(moves, problem="; ".join(problems), warning=warning,
                    reassignment=moves.reassignment if not problems else {},
@@ -237,14 +254,21 @@ def settled(answer: Mapping[str, Any], done: Sequence[Mapping[str, Any]],
     return {**answer, "partitions": parts, "brokers": sorted(brokers, key=lambda b: int(b["id"]))}
 
 
-def _where(answer: Mapping[str, Any], moves: Mapping[tuple[str, int], list[int]]) -> str:
-    """Where the moves put new replicas: ", brokers 4 (3 new replicas), 1 (2)" ("" for none)."""
-    before = {(str(p["topic"]), int(p["partition"])): set(p["replicas"])
+def receiving(answer: Mapping[str, Any],
+              moves: Mapping[tuple[str, int], list[int]]) -> dict[int, int]:
+    """The brokers the ``moves`` give a replica they do not hold now: how many each takes."""
+    before = {(str(p["topic"]), int(p["partition"])): {int(r) for r in p["replicas"]}
               for p in answer.get("partitions", [])}
     taken: dict[int, int] = {}
     for key, replicas in moves.items():
-        for broker in set(replicas) - before.get(key, set()):
+        for broker in {int(r) for r in replicas} - before.get(key, set()):
             taken[broker] = taken.get(broker, 0) + 1
+    return taken
+
+
+def _where(answer: Mapping[str, Any], moves: Mapping[tuple[str, int], list[int]]) -> str:
+    """Where the moves put new replicas: ", brokers 4 (3 new replicas), 1 (2)" ("" for none)."""
+    taken = receiving(answer, moves)
     return (": new replicas on broker(s) " + ", ".join(
         f"{b} ({n})" for b, n in sorted(taken.items()))) if taken else ""
 
@@ -306,26 +330,52 @@ def disk_problems(answer: Mapping[str, Any],
 
 
 def _cordons(operation: str, ids: list[int], moves: BrokerMoves, racks: Mapping[int, Any],
-             answer: Mapping[str, Any], argv: Mapping[str, Any]) -> dict[str, Any]:
-    """The cordon's command lines and note (OP-08): which brokers, decided by plans.cordon."""
+             answer: Mapping[str, Any], argv: Mapping[str, Any],
+             taking: Mapping[int, int]) -> dict[str, Any]:
+    """The cordons' command lines and notes (OP-08), decided by plans.cordon: the brokers a
+    decommission empties are cordoned, and every broker a move names (``taking``: how many new
+    replicas each gets) is uncordoned."""
     host_id = {str(h): int(i) for h, i in argv["ids_by_host"].items()}
     plan = cordon(str(argv.get("metadata_mode", "")), str(argv.get("release", "")),
                   answer.get("metadata_level"), ids, racks)
     if plan.reason:
         return {"cordon_note": plan.reason if operation == "decommission" else ""}
+    joining = [host_id[h] for h in moves.joining if h in host_id]
+    lift = uncordon_receiving(taking, joining, ids if operation == "decommission" else [],
+                              racks)
+    found = {"uncordon_receiving_argv": _with_ids(argv["uncordon"], lift.ids),
+             "uncordon_note": lift.reason}
     if operation == "decommission":
-        return {"cordon_argv": _with_ids(argv["cordon"], plan.ids),
-                "uncordon_leaving_argv": _with_ids(argv["uncordon"], ids)}
-    return {"uncordon_joining_argv": _with_ids(argv["uncordon"],
-                                               [host_id[h] for h in moves.joining])}
+        found.update(cordon_argv=_with_ids(argv["cordon"], plan.ids),
+                     uncordon_leaving_argv=_with_ids(argv["uncordon"], ids))
+    return found
 
 
 def _with_ids(argv: Sequence[str], ids: Sequence[int]) -> list[str]:
     return [*argv, "--ids", ",".join(map(str, ids))] if argv and ids else []
 
 
-def _health(argv: Mapping[str, Any], ids: Sequence[int]) -> list[str]:
-    return [*argv["health"], "--ids", ",".join(map(str, sorted(ids))), *argv["health_tail"]]
+def _health(argv: Mapping[str, Any], ids: Sequence[int],
+            catching_up: Sequence[int] = ()) -> list[str]:
+    return [*argv["health"], "--ids", ",".join(map(str, sorted(ids))), *argv["health_tail"],
+            *(["--catching-up", ",".join(map(str, catching_up))] if catching_up else [])]
+
+
+def in_flight_targets(in_flight: Sequence[Mapping[str, Any]], gated: Sequence[int]) -> list[int]:
+    """The brokers of ``gated`` that the moves ``in_flight`` (Kafka's reassignment format's
+    partitions, left by an interrupted run) copy replicas to: until those moves are done, their
+    replicas of the partitions moving may be out of sync."""
+    return sorted({int(r) for p in in_flight for r in p.get("replicas", [])} & set(gated))
+
+
+def _gate_note(in_flight: Sequence[Mapping[str, Any]], catching: Sequence[int]) -> str:
+    if not in_flight:
+        return ""
+    return (f"{len(in_flight)} partition move(s) an interrupted run left are still in flight: "
+            "until they are done, the gate takes replicas out of sync on broker(s) "
+            f"{', '.join(map(str, catching)) or 'none'} (where they copy to) for the moves', "
+            "while every broker must be registered, a controller active and no partition "
+            f"offline; the full gate runs once they are done ({cite('OP-06')})")
 
 
 def _decommission(ids: list[int], partitions: Sequence[Partition],

@@ -3,15 +3,19 @@ once for both engines (plans.broker_moves, for the ``broker_moves`` filter and p
 ``deploys.day_two``).
 
 A cordoned broker (its dynamic ``cordoned.log.dirs`` set to ``*``) gets no replica of a new
-topic or of a partition added to one, while explicit moves may still target it and it serves on:
-a topic created during a long drain cannot land on a broker about to stop. Kafka has the config
+topic or of a partition added to one, and it serves on: a topic created during a long drain
+cannot land on a broker about to stop. Kafka also refuses any explicit move whose replicas
+include it, as a new replica or one it keeps ("all its log directories are cordoned", measured on
+4.4.0): so before any replica moves, a decommission or a scale-out lifts the cordon of every
+broker its moves name (a cordon an interrupted run left, or one an operator set), and of a
+scale-out's brokers that join; the brokers that leave keep theirs. Kafka has the config
 from 4.3 on, and its controllers refuse it (INVALID_CONFIG) until the cluster's metadata.version
 is 4.3-IV0 or later; ZooKeeper mode has no such thing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..catalog import release_key
@@ -56,3 +60,21 @@ def cordon(metadata_mode: str, release: str, metadata_level: int | None,
     if reason:
         return Cordon(reason=reason)
     return Cordon(ids=[i for i in leaving if i in registered])
+
+
+def uncordon_receiving(taking: Mapping[int, int], joining: Sequence[int],
+                       leaving: Collection[int], registered: Collection[int]) -> Cordon:
+    """The brokers whose cordon is lifted before the moves (a no-op on one without): every one
+    a move names (``taking``: how many new replicas each gets, 0 for one that keeps its
+    replica) and the ``joining`` ones still registered, never one ``leaving``; the reason says
+    which and why."""
+    ids = sorted({*taking, *(i for i in joining if i in registered)} - set(leaving))
+    if not ids:
+        return Cordon()
+    said = ", ".join(f"{i} ({taking[i]} new replica(s))" if taking.get(i) else
+                     f"{i} (keeps replicas that move)" if i in taking else f"{i} (joins)"
+                     for i in ids)
+    return Cordon(ids=ids, reason=(
+        f"a cordon on broker(s) {said} is lifted before the moves: Kafka refuses any move "
+        "whose replicas include a broker with all its log directories cordoned "
+        f"({cite('OP-08')}); the brokers that leave keep theirs"))
