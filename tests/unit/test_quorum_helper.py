@@ -7,7 +7,9 @@ nothing."""
 
 from __future__ import annotations
 
+import getpass
 import json
+import socket
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -239,3 +241,40 @@ def test_voters_that_could_not_be_read_are_waited_for_never_taken_as_none(
     kafka.unread = 10
     with pytest.raises(SystemExit, match="the metadata quorum's voters could not be read"):
         quorum.remove(Tools(kafka, tmp_path), 3, 1000, 0)
+
+
+class FormatTools(Tools):
+    """The storage format's view: a blank log directory, the controllers at ``controllers``."""
+
+    def __init__(self, kafka: Quorum, tmp: Path, controllers: str) -> None:
+        super().__init__(kafka, tmp)
+        (tmp / "data").mkdir()
+        self.server["log.dirs"] = str(tmp / "data")
+        self.controllers = controllers
+        self.args = SimpleNamespace(dry_run=False, conf=str(tmp))
+        self.formatted: list[tuple[str, ...]] = []
+
+    def run(self, main_class: str, *args: str, check: bool = True) -> SimpleNamespace:
+        if "format" in args:
+            self.formatted.append(args)
+            return SimpleNamespace(stdout="", returncode=0)
+        return super().run(main_class, *args, check=check)
+
+
+def test_a_run_limited_to_a_new_controller_joins_the_quorum_that_answers(
+        quorum: ModuleType, tmp_path: Path) -> None:
+    owner = getpass.getuser()
+    first = "3001@c1:9094:d1,3002@c2:9094:d2,3003@c3:9094:d3"
+    # Nothing listens (a new cluster: every controller is formatted before any starts).
+    (tmp_path / "a").mkdir()
+    quiet = FormatTools(Quorum(THREE, CAUGHT_UP, node=(4, "d4")), tmp_path / "a", "127.0.0.1:9")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        (tmp_path / "b").mkdir()
+        live = FormatTools(Quorum(THREE, CAUGHT_UP, node=(4, "d4")), tmp_path / "b",
+                           f"127.0.0.1:{server.getsockname()[1]}")
+        quorum.storage(live, "cid", owner, initial=first)
+    quorum.storage(quiet, "cid", owner, initial=first)
+    assert quiet.formatted[0][-2:] == ("--initial-controllers", first)
+    assert live.formatted[0][-1] == "--no-initial-controllers"

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,10 @@ def storage(tools: Any, cluster_id: str, owner: str, initial: str = "",
                 f"belongs to cluster {found}, set kafka_cluster_id: {found}; if not, move the "
                 "directory away yourself")
     if blank and not tools.args.dry_run:
+        # The run's reads said no controller holds a metadata log, but a run limited to some
+        # hosts reads only those: a quorum that answers is joined, never formed again.
+        if initial and running_quorum(tools):
+            initial, no_initial = "", True
         quorum = (["--initial-controllers", initial] if initial
                   else ["--no-initial-controllers"] if no_initial else [])
         # One argument: a cluster id may begin with "-" (base64url), which a separate value
@@ -72,6 +77,22 @@ def storage(tools: Any, cluster_id: str, owner: str, initial: str = "",
                     shutil.chown(name, user, group or None)
     print(json.dumps({"formatted": blank}))
     return 0
+
+
+def running_quorum(tools: Any) -> bool:
+    """Whether a controller of server.properties listens and the quorum names its voters (a
+    new cluster's controllers are all formatted before any starts: nothing listens)."""
+    def listens(endpoint: str) -> bool:
+        host, _colon, port = endpoint.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=2):
+                return True
+        except (OSError, ValueError):
+            return False
+
+    if not any(listens(e) for e in tools.controllers.split(",") if e):
+        return False
+    return bool(quorum_state(tools)["voters"])
 
 
 def voters(status: str) -> list[tuple[int, str]]:
