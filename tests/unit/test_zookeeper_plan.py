@@ -277,10 +277,10 @@ def test_a_member_without_myid_waits_for_the_others_or_for_none() -> None:
     assert plan().join_gate_argv == []
 
 
-def test_a_member_leaving_may_follow_or_be_down_while_the_others_roll() -> None:
+def test_a_member_leaving_must_follow_while_the_others_roll() -> None:
     """kf-zk4 is out of the inventory but still in the server lines kf-zk2 runs with (its `conf`
-    answer, not its zoo.cfg already written): the probe asks it, lets it be down or follow, never
-    lead (members restarted without it could not follow it). ZK-16"""
+    answer, not its zoo.cfg already written): the probe asks it and wants it to follow (down, the
+    old lines' majority could be lost; leading, the others could not follow it). ZK-16"""
     read = ZookeeperHost(**{**running(*THREE).__dict__, "running_servers": "\n".join(
         [f"{line}:participant" for line in THREE] + ["server.4=kf-zk4:2888:3888:participant"])})
     p = plan(read)
@@ -305,7 +305,7 @@ def load_probe() -> Any:
 @pytest.mark.parametrize(("answers", "rc"), [
     ({"a": "follower", "b": "follower", "e": "leader"}, 1),   # the leaving member still leads
     ({"a": "follower", "b": "leader", "e": "follower"}, 0),   # it follows
-    ({"a": "follower", "b": "leader"}, 0),                    # it is down
+    ({"a": "follower", "b": "leader"}, 1),                    # it is down
     ({"a": "follower", "b": "follower", "e": "follower"}, 1),  # no leader
     ({"a": "follower", "e": "leader"}, 1),                    # a staying member is down
 ])
