@@ -36,8 +36,9 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
                             fix=f"{found.fix}: add or remove one more member in the next run "
                                 f"({cite('ZK-16')})")
         elif size == 2:
-            found = replace(found, message="the ensemble has 2 members: fewer than 3 tolerates no "
-                                        "member's failure",
+            found = replace(found,
+                            message="the ensemble has 2 members: fewer than 3 tolerates no "
+                                    "member's failure",
                             fix="keep 3 members (remove one only after adding another), or set "
                                 "kafkaform_allow_single_zookeeper: true for a development cluster")
         yield found
