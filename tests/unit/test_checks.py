@@ -72,6 +72,21 @@ def test_single_member_passes_only_with_the_development_switch() -> None:
     assert errors_of(spec, {"kafkaform_allow_single_zookeeper": True}) == []
 
 
+def test_an_even_ensemble_is_a_step_of_a_membership_change_and_only_warned() -> None:
+    """4 members: one added to 3 (or removed from 5) in this run, the next makes it odd. ZK-16"""
+    spec = mutate(lambda s: s["zookeeper"].update(zk4={"zookeeper_id": 4, "rack": "d"}))
+    assert errors_of(spec) == []
+    warned = [f for f in checks.check(view_of(spec, None)) if f.rule == "ZK-06"]
+    assert [f.severity for f in warned] == ["warning"]
+    assert "4 members" in warned[0].message and "one more member in the next run" in warned[0].fix
+
+
+def test_two_members_pass_only_with_the_development_switch() -> None:
+    spec = mutate(lambda s: s["zookeeper"].pop("zk3"))
+    assert [f.rule for f in errors_of(spec)] == ["ZK-06"]
+    assert errors_of(spec, {"kafkaform_allow_single_zookeeper": True}) == []
+
+
 def test_nine_members_pass_only_with_the_large_ensemble_switch() -> None:
     spec = lab_like()
     spec["zookeeper"] = {f"zk{i}": {"zookeeper_id": i, "rack": "abc"[i % 3]} for i in range(1, 10)}
@@ -98,9 +113,8 @@ def with_topic(**fields: Any) -> Spec:
 
 # (case, inventory, cluster settings, rule, words in the message, hosts named)
 BAD: list[tuple[str, Spec, dict[str, Any], str, str, set[str]]] = [
-    ("even ensemble",
-     mutate(lambda s: s["zookeeper"].update(zk4={"zookeeper_id": 4, "rack": "d"})),
-     {}, "ZK-06", "4 members", {"zk1", "zk2", "zk3", "zk4"}),
+    ("two members", mutate(lambda s: s["zookeeper"].pop("zk3")),
+     {}, "ZK-06", "2 members: fewer than 3", {"zk1", "zk2"}),
     ("brokers without ensemble", mutate(lambda s: s["zookeeper"].clear()),
      {}, "ZK-06", "the kafka_controller group are empty", set()),
     ("missing zookeeper_id", mutate(lambda s: s["zookeeper"]["zk2"].pop("zookeeper_id")),

@@ -49,7 +49,7 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("unknown group", lambda d: d["groups"].update(kafka_connect={"count": 1,
                                                                   "instance_type": "m5.large"}),
      "unknown group 'kafka_connect'"),
-    ("even ensemble", lambda d: d["groups"]["zookeeper"].update(count=4),
+    ("two members", lambda d: d["groups"]["zookeeper"].update(count=2),
      "preflight ZK-06"),
     ("too few brokers", lambda d: d["groups"]["kafka_broker"].update(count=2),
      "preflight TR-01"),

@@ -212,3 +212,122 @@ def test_the_purge_timer_is_started_unless_it_is_enabled_and_active(enabled: str
     assert (p.start_service, p.start_purge_timer) == (False, start)
     # autopurge: the timer is stopped if it is there, never started
     assert not plan(read, zookeeper_purge_method="autopurge").start_purge_timer
+
+
+#: The settings of a secured ensemble (SASL enforced, TLS required) a member runs with.
+SECURED = """clientPortAddress=127.0.0.1
+authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+enforce.auth.enabled=true
+enforce.auth.schemes=sasl
+quorum.auth.enableSasl=true
+quorum.auth.learnerRequireSasl=true
+quorum.auth.serverRequireSasl=true
+portUnification=false
+secureClientPort=2182
+ssl.clientAuth=need
+sslQuorum=true
+"""
+
+
+def running(*lines: str) -> ZookeeperHost:
+    """kf-zk2 converged, running with these server lines."""
+    return ZookeeperHost(**{**CONVERGED.__dict__,
+                            "running_config": SECURED + "\n".join(lines) + "\n"})
+
+
+THREE = ("server.1=kf-zk1:2888:3888", "server.2=kf-zk2:2888:3888", "server.3=kf-zk3:2888:3888")
+
+
+# (case, the server lines kf-zk2 runs with; the inventory holds kf-zk1..3 with ids 1..3)
+@pytest.mark.parametrize(("case", "lines"), [
+    ("unchanged", THREE),
+    ("one added: 2 -> 3", THREE[:2]),
+    ("one removed: 4 -> 3", (*THREE, "server.4=kf-zk4:2888:3888")),
+    ("one host replaced under its id", (*THREE[:2], "server.3=kf-zk9:2888:3888")),
+])
+def test_one_membership_change_per_run_is_planned(case: str, lines: tuple[str, ...]) -> None:
+    assert not plan(running(*lines)).refusal, case
+
+
+# (case, the server lines kf-zk2 runs with, the servers the refusal names)
+@pytest.mark.parametrize(("case", "lines", "named"), [
+    ("two added: 1 -> 3", THREE[1:2], "server.1, server.3"),
+    ("two removed: 5 -> 3", (*THREE, "server.4=kf-zk4:2888:3888", "server.5=kf-zk5:2888:3888"),
+     "server.4, server.5"),
+    ("one added and one removed", (*THREE[:2], "server.4=kf-zk4:2888:3888"),
+     "server.3, server.4"),
+    ("two hosts replaced", (THREE[0], "server.2=kf-zk8:2888:3888", "server.3=kf-zk9:2888:3888"),
+     "server.2, server.3"),
+])
+def test_two_membership_changes_in_one_run_are_refused_on_every_member(
+        case: str, lines: tuple[str, ...], named: str) -> None:
+    p = plan(running(*lines))
+    assert p.refusal.startswith(f"kf-zk2: its running /etc/zookeeper/zoo.cfg lists {len(lines)} "
+                                f"members and the inventory's zookeeper group 3, differing in "
+                                f"{named}."), case
+    assert "ZK-16" in p.refusal and "Fix: change the zookeeper group by one host" in p.refusal
+    assert p.refusal_stops_all
+
+
+def test_a_member_without_myid_waits_for_the_others_or_for_none() -> None:
+    """New or replaced with an empty data directory: it starts once kf-zk1 and kf-zk3 serve with
+    one leader, or while neither runs (a new ensemble). A member with myid waits for none. ZK-17"""
+    gate = plan(ZookeeperHost(architecture="amd64")).join_gate_argv
+    assert gate[-2:] == ["--quorum-or-none", "kf-zk1:2182,kf-zk3:2182"]
+    assert plan().join_gate_argv == []
+
+
+def test_a_member_leaving_must_follow_while_the_others_roll() -> None:
+    """kf-zk4 is out of the inventory but still in the server lines kf-zk2 runs with (its `conf`
+    answer, not its zoo.cfg already written): the probe asks it and wants it to follow (down, the
+    old lines' majority could be lost; leading, the others could not follow it). ZK-16"""
+    read = ZookeeperHost(**{**running(*THREE).__dict__, "running_servers": "\n".join(
+        [f"{line}:participant" for line in THREE] + ["server.4=kf-zk4:2888:3888:participant"])})
+    p = plan(read)
+    assert not p.refusal
+    assert p.roll.health_argv[-4:] == ["--quorum", "kf-zk1:2182,kf-zk2:2182,kf-zk3:2182",
+                                       "--leaving", "kf-zk4:2182"]
+    assert "--leaving" not in plan(running(*THREE)).roll.health_argv
+
+
+def load_probe() -> Any:
+    import importlib.machinery
+    import importlib.util
+    path = str(Path(__file__).parents[2] / "roles/zookeeper/files/zookeeper-4lw")
+    loader = importlib.machinery.SourceFileLoader("zookeeper_4lw", path)
+    spec = importlib.util.spec_from_loader("zookeeper_4lw", loader)
+    assert spec is not None
+    probe = importlib.util.module_from_spec(spec)
+    loader.exec_module(probe)
+    return probe
+
+
+@pytest.mark.parametrize(("answers", "rc"), [
+    ({"a": "follower", "b": "follower", "e": "leader"}, 1),   # the leaving member still leads
+    ({"a": "follower", "b": "leader", "e": "follower"}, 0),   # it follows
+    ({"a": "follower", "b": "leader"}, 1),                    # it is down
+    ({"a": "follower", "b": "follower", "e": "follower"}, 1),  # no leader
+    ({"a": "follower", "e": "leader"}, 1),                    # a staying member is down
+])
+def test_the_probe_with_a_leaving_member(answers: dict[str, str], rc: int,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    probe = load_probe()
+    monkeypatch.setattr(probe, "mode", lambda target, tls: answers.get(
+        target, "unreachable ([Errno 111] Connection refused)"))
+    assert probe.main(["zookeeper-4lw", "--quorum", "a,b", "--leaving", "e"]) == rc
+
+
+@pytest.mark.parametrize(("answers", "rc"), [
+    ({}, 0),                                            # none answers: a new ensemble
+    ({"a": "follower", "b": "leader"}, 0),              # the others serve with one leader
+    ({"a": "follower", "b": "not serving"}, 1),         # a quorum without the others all serving
+    ({"a": "follower"}, 1),                             # one of two down: wait, an empty member
+    ({"a": "leader", "b": "leader"}, 1),                # could form a quorum with it
+])
+def test_the_join_gate_of_the_probe(answers: dict[str, str], rc: int,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """files/zookeeper-4lw --quorum-or-none, its decision on the members' answers."""
+    probe = load_probe()
+    monkeypatch.setattr(probe, "mode", lambda target, tls: answers.get(
+        target, "unreachable ([Errno 111] Connection refused)"))
+    assert probe.main(["zookeeper-4lw", "--quorum-or-none", "a,b"]) == rc

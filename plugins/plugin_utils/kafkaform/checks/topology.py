@@ -27,7 +27,21 @@ def ensemble_size(view: InventoryView) -> Iterator[Finding]:
         return
     ensemble = Quorum("ensemble", "ensemble", "member", "ZooKeeper member",
                       "kafkaform_allow_single_zookeeper")
-    yield from odd_quorum(view, members, ensemble, cite("ZK-06"))
+    single = as_bool(view.cluster_var("kafkaform_allow_single_zookeeper"))
+    for found in odd_quorum(view, members, ensemble, cite("ZK-06")):
+        # An even ensemble is a step of a membership change, one member per run (ZK-16): a
+        # warning, unless it is 2 members, fewer than 3 without the single-member switch.
+        if size % 2 == 0 and (size > 2 or single):
+            found = replace(found, severity="warning",
+                            fix=f"{found.fix}: add or remove one more member in the next run "
+                                f"({cite('ZK-16')})")
+        elif size == 2:
+            found = replace(found,
+                            message="the ensemble has 2 members: fewer than 3 tolerates no "
+                                    "member's failure",
+                            fix="keep 3 members (remove one only after adding another), or set "
+                                "kafkaform_allow_single_zookeeper: true for a development cluster")
+        yield found
     if size > 7 and size % 2 and not as_bool(view.cluster_var("kafkaform_allow_large_ensemble")):
         yield Finding(cite("ZK-06"),
                       f"the ensemble has {size} members; more than 7 slows every write",

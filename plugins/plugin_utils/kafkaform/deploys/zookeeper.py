@@ -105,6 +105,14 @@ def _wait_for_quorum(p: ZookeeperPlan) -> None:
                           f"{p.roll.timeout_s:g} s: {ran.said} (ZK-13)")
 
 
+def _wait_to_join(p: ZookeeperPlan) -> None:
+    ran = until_ok(host.name, p.join_gate_argv, p.roll.timeout_s, 2.0)
+    if not ran.ok:
+        raise DeployError(f"{host.name}: a member with no data starts only once the other "
+                          f"members serve with one leader, and they do not after "
+                          f"{p.roll.timeout_s:g} s: {ran.said} (ZK-17)")
+
+
 @deploy("zookeeper")
 def zookeeper() -> None:
     """The zookeeper role on the hosts of the zookeeper group (playbooks/zookeeper.yml)."""
@@ -119,6 +127,9 @@ def zookeeper() -> None:
         systemd.daemon_reload(name="Reload systemd for ZooKeeper units")
     # Asked only when the host read found it not both enabled and active, as the role does.
     started: Planned = Unchanged()
+    if p.start_service and p.join_gate_argv:
+        python.call(name="Wait until the other members serve with one leader (ZK-17)",
+                    function=_wait_to_join, p=p)
     if p.start_service:
         started = systemd.service(name="Enable and start ZooKeeper", service="zookeeper",
                                   running=True, enabled=True)

@@ -5,6 +5,7 @@ refuse, and how to roll a restart through the ensemble (roles/zookeeper, deploys
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ STARTED_UNITS = (SERVICE_UNIT, PURGE_UNITS[1])
 AGENT_JAR_STATE = "root:root:644"
 #: `srvr` prints this line on the member that leads: it restarts last (ZK-15).
 LEADER_PATTERN = r"(?m)^Mode: leader$"
+#: A zoo.cfg server line: its id and the rest (address and ports).
+SERVER_LINE = re.compile(r"(?m)^server\.(\d+)=([^:\s]+:\d+:\d+)")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class ZookeeperHost:
     purge_timer_installed: bool = False
     #: The zoo.cfg the member runs with today, None on a new member.
     running_config: str | None = None
+    #: The server lines the running member holds (`conf`), None when it does not answer.
+    running_servers: str | None = None
     #: Those of STARTED_UNITS that are enabled and active now (hostread.running_units).
     running_units: frozenset[str] = frozenset()
     #: The marker of the release behind the install directory (plans.artifact.Release).
@@ -79,6 +84,11 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("ip_addresses", "hostname --all-ip-addresses"),
         hostread.ask("purge_timer", "echo yes", present=f"{SYSTEMD_UNIT_DIR}/{PURGE_UNITS[1]}"),
         hostread.file_lines("zoo.cfg", f"{zk['conf_dir']}/zoo.cfg"),
+        # The server lines the running member holds (`conf`), which a run stopped after writing
+        # zoo.cfg and before the restart leaves behind the file. ZK-16
+        hostread.ask("membership", f"{FOUR_LETTER_WORD_SCRIPT} conf 127.0.0.1:{zk['client_port']} "
+                                   "2>/dev/null | grep '^server\\.' | base64 -w0",
+                     present=FOUR_LETTER_WORD_SCRIPT),
         _release(settings).question(),
         *hostread.unit_states(STARTED_UNITS),
         *hostread.path_states(planned_paths(
@@ -100,6 +110,7 @@ def parse_host(stdout: str) -> ZookeeperHost:
         ip_addresses=tuple(found.get("ip_addresses", "").split()),
         purge_timer_installed=found.get("purge_timer") == "yes",
         running_config=hostread.decoded(found.get("zoo.cfg")),
+        running_servers=hostread.decoded(found.get("membership")) or None,
         running_units=hostread.running_units(found),
         release_marker=read_marker(found),
         paths=hostread.found_paths(found),
@@ -162,6 +173,37 @@ class ZookeeperPlan(WritesFiles):
     probe_retries: int = 0
     #: What the host read found of ``files`` and ``directories`` (install_files' host_state).
     host_state: dict[str, str] = field(default_factory=dict)
+    #: A member without myid (new, or its data directory emptied to replace it) starts only once
+    #: the other members serve with one leader, or none of them answers yet (a new ensemble):
+    #: this probe, asked every 2 s up to ``probe_retries`` times; empty on a member with myid.
+    #: ZK-17
+    join_gate_argv: list[str] = field(default_factory=list)
+
+
+def servers(config: str) -> dict[int, str]:
+    """The server lines of a zoo.cfg: each member's id to its address and ports."""
+    return {int(found[1]): found[2] for found in SERVER_LINE.finditer(config)}
+
+
+def _membership_refusal(host: str, zk: Mapping[str, Any], running_config: str) -> str:
+    """More than one member added, removed or moved to another host in one run: the majorities of
+    the old and the new server lists need not overlap, and two leaders could be elected. ZK-16"""
+    running = servers(running_config)
+    planned = servers("\n".join(zk["servers"]))
+    if not running:
+        return ""
+    changed = sorted(i for i in running.keys() | planned.keys() if running.get(i) != planned.get(i))
+    if len(changed) <= 1:
+        return ""
+    names = ", ".join(f"server.{i}" for i in changed)
+    return (
+        f"{host}: its running {zk['conf_dir']}/zoo.cfg lists {len(running)} members and the "
+        f"inventory's zookeeper group {len(planned)}, differing in {names}. kafkaform changes a "
+        f"static ZooKeeper ensemble by one member per run ({cite('ZK-16')}): with two changed at "
+        "once a majority of the old server lines and one of the new need not share a member, and "
+        "two leaders could serve. Fix: change the zookeeper group by one host (add one, remove "
+        "one, or move one zookeeper_id to a new host), run playbooks/zookeeper.yml, then the "
+        "next.")
 
 
 def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
@@ -178,14 +220,17 @@ def _myid_refusal(host: str, zk: Mapping[str, Any], existing: str) -> str:
 
 
 def _refusal(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> tuple[str, bool]:
-    """The security steps first (SE-10, SE-18; they stop every member), then the myid (ZK-03,
-    ZK-14; this member alone)."""
+    """The security steps first (SE-10, SE-18), the membership change (ZK-16; both stop every
+    member), then the myid (ZK-03, ZK-14; this member alone)."""
     if read.running_config is not None:
         problem = security_steps.member_problem(host, f"{zk['conf_dir']}/zoo.cfg",
                                                 read.running_config, zk["security_step"],
                                                 zk["tls_step"])
         if problem:
             return problem, True
+        membership = _membership_refusal(host, zk, read.running_servers or read.running_config)
+        if membership:
+            return membership, True
     if read.myid is not None and read.myid.strip() != str(zk["id"]):
         return _myid_refusal(host, zk, read.myid.strip()), False
     return "", False
@@ -241,12 +286,23 @@ def _secret_files(zk: Mapping[str, Any]) -> list[PlannedFile]:
     ]
 
 
+def leaving(zk: Mapping[str, Any], running_config: str | None) -> list[str]:
+    """Where the probes ask the members the running zoo.cfg lists and the inventory no longer
+    does: they may still run, and lead, until the others restarted without them. ZK-16"""
+    planned = servers("\n".join(zk["servers"]))
+    port = str(zk["client_addresses"][0]).rpartition(":")[2] if zk["client_addresses"] else ""
+    return [f"{address.split(':')[0]}:{port}"
+            for i, address in sorted(servers(running_config or "").items()) if i not in planned]
+
+
 def _roll(cluster: Mapping[str, Any], zk: Mapping[str, Any],
-          settings: Mapping[str, Any]) -> Roll:
+          settings: Mapping[str, Any], read: ZookeeperHost) -> Roll:
     probe = [FOUR_LETTER_WORD_SCRIPT, *zk["probe_options"]]
     members = [str(member) for member in cluster["ensemble_by_host"]]
+    gone = leaving(zk, read.running_servers or read.running_config)
     return Roll(
-        health_argv=[*probe, "--quorum", ",".join(zk["client_addresses"])],
+        health_argv=[*probe, "--quorum", ",".join(zk["client_addresses"]),
+                     *(["--leaving", ",".join(gone)] if gone else [])],
         last_probe_argv={m: [*probe, "srvr", zk["client_address_by_host"][m]] for m in members},
         last_pattern=LEADER_PATTERN,
         timeout_s=float(setting(settings, "zookeeper_restart_timeout_s")),
@@ -264,7 +320,7 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
     account = Account(user=zk["user"], group=zk["group"], home=zk["data_dir"],
                       comment="Apache ZooKeeper")
     purge = bool(zk["purge_timer"]["enabled"])
-    roll = _roll(cluster, zk, settings)
+    roll = _roll(cluster, zk, settings, read)
     refusal, stops_all = _refusal(host, zk, read)
     the_release = _release(settings)
     return ZookeeperPlan(
@@ -293,4 +349,20 @@ def zookeeper_plan(cluster: Mapping[str, Any], host: str, settings: Mapping[str,
         ruok_argv=[FOUR_LETTER_WORD_SCRIPT, "ruok", f"127.0.0.1:{zk['client_port']}"],
         probe_retries=math.ceil(roll.timeout_s / 2),
         host_state=dict(read.paths),
+        join_gate_argv=_join_gate(host, zk, read),
     )
+
+
+def _join_gate(host: str, zk: Mapping[str, Any], read: ZookeeperHost) -> list[str]:
+    """ZooKeeper elects the member with the newest transaction log, so a member with an empty one
+    is elected only among members that hold no more than it; but started while a majority of the
+    others is down, it could form a quorum with a member that misses committed writes. It starts
+    once every other member serves with one leader (then it syncs from that leader as a follower),
+    or when none runs yet. ZK-17"""
+    if read.myid is not None:
+        return []
+    others = [address for member, address in zk["client_address_by_host"].items()
+              if member != host]
+    if not others:
+        return []
+    return [FOUR_LETTER_WORD_SCRIPT, *zk["probe_options"], "--quorum-or-none", ",".join(others)]
