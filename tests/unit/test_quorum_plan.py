@@ -4,13 +4,15 @@ switch between kinds, and the preflight's check of the setting."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafkaform import model
 from kafkaform.checks import check
-from kafkaform.plans.kafka_broker import KafkaBrokerHost, kafka_broker_plan
+from kafkaform.plans.kafka_broker import KafkaBrokerHost, host_read, kafka_broker_plan, parse_host
 from kafkaform.plans.quorum import controller_removal, directory_id, first_voters
 from kafkaform.plans.running_cluster import running_cluster
 from tests.unit.test_checks import kraft, view_of, with_controllers
@@ -84,15 +86,49 @@ def test_directory_ids_are_kafka_uuids_stable_and_distinct() -> None:
     assert directory_id("x", 1) == directory_id("x", 1) != directory_id("y", 1)
 
 
-def _read(cluster_id: str = "", config: str | None = None) -> KafkaBrokerHost:
-    return KafkaBrokerHost(cluster_id=cluster_id, running_config=config)
+def _read(cluster_id: str = "", config: str | None = None,
+          started: bool = False) -> KafkaBrokerHost:
+    return KafkaBrokerHost(cluster_id=cluster_id, running_config=config,
+                           metadata_log_started=started)
 
 
-def test_the_quorum_is_formed_once_a_controller_holds_a_metadata_log() -> None:
+def test_the_quorum_is_formed_once_a_controller_has_run_on_its_metadata_log() -> None:
     held = dynamic()["cluster_id"]
-    assert not running_cluster(dynamic(), {"k1": _read(held), "c1": _read()}, {}).quorum_formed
-    formed = running_cluster(dynamic(), {"c2": _read(held), "c1": _read()}, {})
+    broker_ran = {"k1": _read(held, started=True), "c1": _read()}
+    assert not running_cluster(dynamic(), broker_ran, {}).quorum_formed
+    formed = running_cluster(dynamic(), {"c2": _read(held, started=True), "c1": _read()}, {})
     assert formed.quorum_formed and formed.taken["quorum_formed"] is True
+
+
+def test_a_first_format_stopped_midway_formats_the_rest_with_the_same_first_voters() -> None:
+    # c1 was formatted with the first voters, then the run stopped before any controller started.
+    held = dynamic()["cluster_id"]
+    reads = {"c1": _read(held), "c2": _read(), "c3": _read()}
+    taken = running_cluster(dynamic(), reads, {})
+    assert not taken.quorum_formed
+    rest = kafka_broker_plan(dynamic(**taken.taken), "c2", {}, KafkaBrokerHost())
+    assert rest.format_storage_argv[-2:] == ["--initial-controllers", first_voters(dynamic())]
+
+
+def test_the_read_tells_a_formatted_controller_from_one_that_has_run(tmp_path: Path) -> None:
+    shape = dynamic()
+    metadata = tmp_path / "metadata"
+    shape["controllers_by_host"]["c1"] = {**shape["controllers_by_host"]["c1"],
+                                          "metadata_dir": str(metadata)}
+
+    def read() -> KafkaBrokerHost:
+        argv = host_read(shape, "c1", {})
+        return parse_host(subprocess.run(argv, capture_output=True, text=True,
+                                         check=True).stdout)
+
+    assert not read().metadata_log_started
+    log = metadata / "__cluster_metadata-0"
+    log.mkdir(parents=True)
+    # What the format of a dynamic quorum's controller leaves: the bootstrap checkpoint.
+    (log / "00000000000000000000-0000000000.checkpoint").write_bytes(b"\0")
+    assert not read().metadata_log_started
+    (log / "00000000000000000000.log").write_bytes(b"")
+    assert read().metadata_log_started
 
 
 @pytest.mark.parametrize(("settings", "running", "said"), [

@@ -257,8 +257,8 @@ class Cluster:
     #: How the controllers' voters are kept (kafka_controller_quorum): STATIC_QUORUM or
     #: DYNAMIC_QUORUM (KR-15).
     controller_quorum: str = STATIC_QUORUM
-    #: A controller of the cluster already holds a metadata log: a dynamic quorum's first voters
-    #: are chosen, and a new controller joins them (plans.kafka_broker.running_cluster).
+    #: A controller of the cluster has run on its metadata log: a dynamic quorum's first voters
+    #: are chosen, and a new controller joins them (plans.running_cluster).
     quorum_formed: bool = False
     #: kafkaform_allow_single_controller: fewer than 3 controllers are allowed (KR-01).
     allow_single_controller: bool = False
