@@ -89,10 +89,10 @@ def test_directory_ids_are_kafka_uuids_stable_and_distinct() -> None:
 def _read(cluster_id: str = "", config: str | None = None,
           started: bool = False) -> KafkaBrokerHost:
     return KafkaBrokerHost(cluster_id=cluster_id, running_config=config,
-                           metadata_log_started=started)
+                           metadata_log_written=started)
 
 
-def test_the_quorum_is_formed_once_a_controller_has_run_on_its_metadata_log() -> None:
+def test_the_quorum_is_formed_once_a_leader_wrote_a_controllers_metadata_log() -> None:
     held = dynamic()["cluster_id"]
     broker_ran = {"k1": _read(held, started=True), "c1": _read()}
     assert not running_cluster(dynamic(), broker_ran, {}).quorum_formed
@@ -110,7 +110,7 @@ def test_a_first_format_stopped_midway_formats_the_rest_with_the_same_first_vote
     assert rest.format_storage_argv[-2:] == ["--initial-controllers", first_voters(dynamic())]
 
 
-def test_the_read_tells_a_formatted_controller_from_one_that_has_run(tmp_path: Path) -> None:
+def test_the_read_tells_a_quorum_that_had_a_leader_from_one_only_formatted(tmp_path: Path) -> None:
     shape = dynamic()
     metadata = tmp_path / "metadata"
     shape["controllers_by_host"]["c1"] = {**shape["controllers_by_host"]["c1"],
@@ -121,14 +121,17 @@ def test_the_read_tells_a_formatted_controller_from_one_that_has_run(tmp_path: P
         return parse_host(subprocess.run(argv, capture_output=True, text=True,
                                          check=True).stdout)
 
-    assert not read().metadata_log_started
+    assert not read().metadata_log_written
     log = metadata / "__cluster_metadata-0"
     log.mkdir(parents=True)
     # What the format of a dynamic quorum's controller leaves: the bootstrap checkpoint.
     (log / "00000000000000000000-0000000000.checkpoint").write_bytes(b"\0")
-    assert not read().metadata_log_started
+    assert not read().metadata_log_written
+    # Started, but its fellow first voters were not formatted yet: no leader, an empty segment.
     (log / "00000000000000000000.log").write_bytes(b"")
-    assert read().metadata_log_started
+    assert not read().metadata_log_written
+    (log / "00000000000000000000.log").write_bytes(b"\0" * 64)
+    assert read().metadata_log_written
 
 
 @pytest.mark.parametrize(("settings", "running", "said"), [

@@ -257,7 +257,7 @@ class Cluster:
     #: How the controllers' voters are kept (kafka_controller_quorum): STATIC_QUORUM or
     #: DYNAMIC_QUORUM (KR-15).
     controller_quorum: str = STATIC_QUORUM
-    #: A controller of the cluster has run on its metadata log: a dynamic quorum's first voters
+    #: A quorum leader has written a controller's metadata log: a dynamic quorum's first voters
     #: are chosen, and a new controller joins them (plans.running_cluster).
     quorum_formed: bool = False
     #: kafkaform_allow_single_controller: fewer than 3 controllers are allowed (KR-01).

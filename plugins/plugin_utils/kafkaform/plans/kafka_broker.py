@@ -78,9 +78,10 @@ class KafkaBrokerHost:
     znodes_secured: bool = False
     #: cluster.id in the meta.properties of the node's first log directory ("" without one).
     cluster_id: str = ""
-    #: Whether the node's metadata log has a segment: the node has run as a KRaft node since its
-    #: format (the format writes the quorum's bootstrap checkpoint only).
-    metadata_log_started: bool = False
+    #: Whether the node's metadata log holds records: a quorum leader has written it. A format
+    #: writes only the bootstrap checkpoint, and a controller that started but never saw a leader
+    #: (its fellow first voters not formatted yet) has an empty segment.
+    metadata_log_written: bool = False
     #: Whether the node's unit (SERVICE_UNIT) is enabled and active now.
     service_running: bool = False
     #: The marker of the release behind the install directory (plans.artifact.Release).
@@ -118,9 +119,9 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         log_dirs.question(f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
-        hostread.ask("metadata_log_started",
-                     f"ls {q(log_dirs.first(cluster, host) + '/' + METADATA_LOG)}/*.log "
-                     ">/dev/null 2>&1 && echo yes"),
+        hostread.ask("metadata_log_written",
+                     f"find {q(log_dirs.first(cluster, host) + '/' + METADATA_LOG)} "
+                     "-maxdepth 1 -name '*.log' -size +0c 2>/dev/null | grep -q . && echo yes"),
         _release(settings).question(),
         *hostread.unit_states([SERVICE_UNIT]),
         *hostread.path_states(_planned_paths(cluster, host, settings)),
@@ -151,7 +152,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         running_config=hostread.decoded(found.get("server.properties")),
         znodes_secured=found.get("znodes_secured") == "yes",
         cluster_id=found.get("cluster_id", ""),
-        metadata_log_started=found.get("metadata_log_started") == "yes",
+        metadata_log_written=found.get("metadata_log_written") == "yes",
         service_running=SERVICE_UNIT in hostread.running_units(found),
         release_marker=read_marker(found),
         paths=hostread.found_paths(found),

@@ -58,7 +58,8 @@ def first_voters(cluster: Mapping[str, Any]) -> str:
 
 def format_options(cluster: Mapping[str, Any], controller: bool) -> list[str]:
     """What the storage format adds for a node: a dynamic quorum's controller is formatted with
-    the first voters until a controller has run on its metadata log, else as one that joins."""
+    the first voters until a quorum leader has written a controller's metadata log, else as one
+    that joins."""
     if not dynamic(cluster) or not controller:
         return []
     if cluster.get("quorum_formed"):

@@ -34,9 +34,9 @@ class RunningCluster:
     #: Nodes hold different ids, or run different lines, and the inventory names none: which
     #: is the cluster's is the operator's to say.
     problem: str = ""
-    #: A controller has run on its metadata log (KR-15: a new controller joins the voters). A
-    #: controller formatted by a run stopped before any started has not: the rest are formatted
-    #: with the same first voters, or the quorum could never form.
+    #: A quorum leader has written a controller's metadata log (KR-15: a new controller joins
+    #: the voters). Controllers formatted, even started, by a run stopped before the quorum had a
+    #: leader have not: the rest are formatted with the same first voters, or it could never form.
     quorum_formed: bool = False
 
     @property
@@ -126,4 +126,4 @@ def running_cluster(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerH
     controllers = {str(c["host"]) for c in cluster.get("controllers", ())}
     return RunningCluster(cluster_id, take, release, " ".join(
         p for p in (id_problem, release_problem, order_problem, switch_problem) if p),
-        quorum_formed=any(r.metadata_log_started for h, r in reads.items() if h in controllers))
+        quorum_formed=any(r.metadata_log_written for h, r in reads.items() if h in controllers))
