@@ -343,6 +343,62 @@ def test_the_quorum_table_gives_the_leader_and_each_nodes_lag(helper: ModuleType
     assert rows("") == {"leader": None, "nodes": {}}
 
 
+# describe --replication in Kafka 4.4.0's layout (padded, tab-separated) on a dynamic quorum
+# whose controller 3003 was replaced: its dead host's directory is still a voter, behind, and
+# its new one observes. Then the same table without the DirectoryId column, as a release before
+# directory ids (KIP-853) prints it.
+TABLE_44 = """\
+NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus  \t
+3001  \t5Kke2xHDRfCzP3scJi6LkA\t812         \t0  \t1796627960626     \t1796627960626        \tLeader  \t
+3002  \tq1Hk3dAfR4uJ2yq9gk-tbw\t809         \t3  \t1796627960626     \t1796627960626        \tFollower\t
+3003  \tOldDirOfTheDeadHost0AA\t500         \t312\t1796627950000     \t1796627950000        \tFollower\t
+3003  \tNewDirOfTheNewHost00AA\t812         \t0  \t1796627960626     \t1796627960626        \tObserver\t
+1     \tt8bBp8FIUVUGxCkcjrJFCg\t812         \t0  \t1796627960626     \t1796627960626        \tObserver\t
+"""  # noqa: E501
+NO_DIRECTORY = "\n".join("\t".join(cell for i, cell in enumerate(line.split("\t")) if i != 1)
+                         for line in TABLE_44.splitlines()) + "\n"
+BY_DIRECTORY = {(3001, "5Kke2xHDRfCzP3scJi6LkA"): {"lag": 0, "status": "Leader"},
+                (3002, "q1Hk3dAfR4uJ2yq9gk-tbw"): {"lag": 3, "status": "Follower"},
+                (3003, "OldDirOfTheDeadHost0AA"): {"lag": 312, "status": "Follower"},
+                (3003, "NewDirOfTheNewHost00AA"): {"lag": 0, "status": "Observer"},
+                (1, "t8bBp8FIUVUGxCkcjrJFCg"): {"lag": 0, "status": "Observer"}}
+
+
+@pytest.mark.parametrize("table, rows", [
+    (TABLE_44, BY_DIRECTORY),
+    # Without directory ids, one row per id: of 3003's two, the later one.
+    (NO_DIRECTORY, {(3001, ""): {"lag": 0, "status": "Leader"},
+                    (3002, ""): {"lag": 3, "status": "Follower"},
+                    (3003, ""): {"lag": 0, "status": "Observer"},
+                    (1, ""): {"lag": 0, "status": "Observer"}}),
+], ids=["4.4.0", "no DirectoryId column"])
+def test_one_parser_reads_the_quorum_table_by_directory_and_by_node(
+        helper: ModuleType, table: str, rows: dict[tuple[int, str], dict[str, Any]]) -> None:
+    """kafkaform_tools.replication_rows reads the table once for both callers: the quorum
+    membership (kafkaform_quorum, by node and directory) and the health gates (quorum_rows, by
+    node, the later row of an id kept)."""
+    assert "DirectoryId" not in NO_DIRECTORY and "\tLag\t" in NO_DIRECTORY
+    tools = helper.kafka_tools
+    assert tools.replication_rows("[2026-11-27] WARN a line before the table\n" + table) == rows
+    assert tools.quorum_rows(table) == {"leader": "3001", "nodes": {
+        "3001": {"lag": 0, "status": "Leader"}, "3002": {"lag": 3, "status": "Follower"},
+        "3003": {"lag": 0, "status": "Observer"}, "1": {"lag": 0, "status": "Observer"}}}
+    # The membership's look at the quorum reads the same rows, the leader by its directory.
+    described: list[str] = []
+
+    def run(main_class: str, *args: str, check: bool = True) -> SimpleNamespace:
+        assert main_class == tools.METADATA_QUORUM and not check
+        described.append(args[args.index("describe") + 1])
+        return SimpleNamespace(stdout=table if "--replication" in args else "", returncode=0)
+
+    look = SimpleNamespace(run=run, controllers="c1:9094", admin_config="admin.properties")
+    state = helper.kafka_quorum.quorum_state(look)
+    assert (state["rows"], state["leader"]) == (rows, next(iter(rows)))
+    assert described == ["--status", "--replication"]
+    assert tools.replication_rows("") == {} and tools.replication_rows(
+        "NodeId\tLag\tStatus\nx\t0\tLeader\n3001\tbehind\tFollower\n3002\t0\n") == {}
+
+
 @pytest.mark.parametrize("roles, max_lag, problems", [
     ("controller", 1000, []),
     ("controller", 100, ["not fetching the metadata log within 100 records: 3003"]),

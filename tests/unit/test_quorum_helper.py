@@ -57,7 +57,7 @@ def test_describe_is_read_as_kafka_prints_it(quorum: ModuleType) -> None:
     # A static quorum's voters carry no directory.
     assert quorum.voters("CurrentVoters:          [3001,3002,3003]\n") == [
         (3001, ""), (3002, ""), (3003, "")]
-    rows = quorum.replication(TABLE)
+    rows = quorum.replication_rows(TABLE)
     assert rows[(3002, "q1Hk3dAfR4uJ2yq9gk-tbw")] == {"lag": 3, "status": "Follower"}
     assert rows[(1, "t8bBp8FIUVUGxCkcjrJFCg")]["status"] == "Observer"
 
@@ -70,6 +70,7 @@ class Quorum:
                  node: tuple[int, str], leader: tuple[int, str] | None = (1, "d1")) -> None:
         self.voters, self.lag, self.node, self.leader = list(voters), dict(lag), node, leader
         self.calls: list[str] = []
+        self.described: list[str] = []  # each describe's option: one JVM each
         self.catch_up_after = 0  # describes before the node's lag drops to 0
         self.unread = 0  # describe --status calls that fail first (a leader change, a timeout)
 
@@ -94,6 +95,8 @@ class Quorum:
         command = next(a for a in args if a in ("describe", "add-controller",
                                                  "remove-controller"))
         out = ""
+        if command == "describe":
+            self.described.append(args[args.index("describe") + 1])
         if command == "describe" and "--status" in args and self.unread:
             self.unread -= 1
             return SimpleNamespace(stdout="", returncode=1)
@@ -278,3 +281,5 @@ def test_a_run_limited_to_a_new_controller_joins_the_quorum_that_answers(
     quorum.storage(quiet, "cid", owner, initial=first)
     assert quiet.formatted[0][-2:] == ("--initial-controllers", first)
     assert live.formatted[0][-1] == "--no-initial-controllers"
+    # The probe asks the voters alone: one describe (one JVM), none where nothing listens.
+    assert (live.kafka.described, quiet.kafka.described) == (["--status"], [])

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafkaform_admin import properties
-from kafkaform_tools import METADATA_QUORUM, STORAGE_TOOL
+from kafkaform_tools import METADATA_QUORUM, STORAGE_TOOL, describe_quorum, replication_rows
 
 #: How often quorum-join and quorum-remove look again, in seconds.
 POLL_S = 2.0
@@ -92,7 +92,7 @@ def running_quorum(tools: Any) -> bool:
 
     if not any(listens(e) for e in tools.controllers.split(",") if e):
         return False
-    return bool(quorum_state(tools)["voters"])
+    return bool(quorum_voters(tools))
 
 
 def voters(status: str) -> list[tuple[int, str]]:
@@ -106,34 +106,19 @@ def voters(status: str) -> list[tuple[int, str]]:
             else (int(v), "") for v in listed]
 
 
-def replication(table: str) -> dict[tuple[int, str], dict[str, Any]]:
-    """Each node fetching the metadata log, by (node id, directory id), from ``describe
-    --replication``: its lag in records and its status (Leader, Follower, Observer)."""
-    lines = [line.split() for line in table.splitlines() if line.strip()]
-    header = next((row for row in lines if row and row[0] == "NodeId"), None)
-    rows: dict[tuple[int, str], dict[str, Any]] = {}
-    if header is None:
-        return rows
-    for row in lines[lines.index(header) + 1:]:
-        if len(row) != len(header):
-            continue
-        cells = dict(zip(header, row, strict=True))
-        try:
-            rows[(int(cells["NodeId"]), cells.get("DirectoryId", ""))] = {
-                "lag": int(cells["Lag"]), "status": cells["Status"]}
-        except ValueError:
-            continue
-    return rows
+def quorum_voters(tools: Any) -> list[tuple[int, str]]:
+    """The voters, asked of the controllers (``describe --status``, one JVM); none when no
+    controller answered."""
+    status = describe_quorum(tools, "--status", check=False)
+    return voters(status.stdout) if status.returncode == 0 else []
 
 
 def quorum_state(tools: Any) -> dict[str, Any]:
     """The voters and every node's lag, asked of the controllers."""
-    ask = ("--bootstrap-controller", tools.controllers, "--command-config", tools.admin_config,
-           "describe")
-    status = tools.run(METADATA_QUORUM, *ask, "--status", check=False)
-    table = tools.run(METADATA_QUORUM, *ask, "--replication", check=False)
-    rows = replication(table.stdout) if table.returncode == 0 else {}
-    return {"voters": voters(status.stdout) if status.returncode == 0 else [], "rows": rows,
+    found = quorum_voters(tools)
+    table = describe_quorum(tools, "--replication", check=False)
+    rows = replication_rows(table.stdout) if table.returncode == 0 else {}
+    return {"voters": found, "rows": rows,
             "leader": next((key for key, row in rows.items() if row["status"] == "Leader"),
                            None)}
 

@@ -229,25 +229,45 @@ class Tools:
         """MetadataQuorumCommand describe --replication, asked of the controllers: the leader's
         id and each node fetching the metadata log (voters and observers) by id, with its lag
         in records and its status (Leader, Follower, Observer)."""
-        out = self.run(METADATA_QUORUM, "--bootstrap-controller", self.controllers,
-                       "--command-config", self.admin_config, "describe", "--replication").stdout
-        return quorum_rows(out)
+        return quorum_rows(describe_quorum(self, "--replication").stdout)
+
+
+def describe_quorum(tools: Any, what: str,
+                    check: bool = True) -> subprocess.CompletedProcess[str]:
+    """MetadataQuorumCommand describe ``what`` (--status, --replication), asked of the
+    controllers as the brokers' principal; with ``check`` false a failed call is returned, its
+    exit code said, instead of ending the helper."""
+    result: subprocess.CompletedProcess[str] = tools.run(
+        METADATA_QUORUM, "--bootstrap-controller", tools.controllers, "--command-config",
+        tools.admin_config, "describe", what, check=check)
+    return result
+
+
+def replication_rows(out: str) -> dict[tuple[int, str], dict[str, Any]]:
+    """Each node fetching the metadata log in a ``describe --replication`` table, by (node id,
+    directory id), with its lag in records and its status (Leader, Follower, Observer). The
+    table's header names its columns (NodeId, DirectoryId, LogEndOffset, Lag, ..., Status);
+    a table without DirectoryId gives every node the directory "". Lines before the header (a
+    warning) and rows that do not fit it are left out."""
+    lines = [line.split() for line in out.splitlines() if line.strip()]
+    header = next((row for row in lines if row and row[0] == "NodeId"), None)
+    rows: dict[tuple[int, str], dict[str, Any]] = {}
+    if header is None:
+        return rows
+    for row in lines[lines.index(header) + 1:]:
+        if len(row) != len(header):
+            continue
+        cells = dict(zip(header, row, strict=True))
+        with contextlib.suppress(ValueError):
+            rows[(int(cells["NodeId"]), cells.get("DirectoryId", ""))] = {
+                "lag": int(cells["Lag"]), "status": cells["Status"]}
+    return rows
 
 
 def quorum_rows(out: str) -> dict[str, Any]:
     """{"leader": id or None, "nodes": {id: {"lag": N, "status": S}}} of a --replication table
-    (its header names the columns: NodeId, LogEndOffset, Lag, ..., Status)."""
-    lines = [line.split() for line in out.splitlines() if line.strip()]
-    header = next((row for row in lines if row and row[0] == "NodeId"), None)
-    nodes: dict[str, dict[str, Any]] = {}
-    if header is not None:
-        for row in lines[lines.index(header) + 1:]:
-            if len(row) != len(header):
-                continue
-            cells = dict(zip(header, row, strict=True))
-            with contextlib.suppress(ValueError):
-                nodes[str(int(cells["NodeId"]))] = {"lag": int(cells["Lag"]),
-                                                    "status": cells["Status"]}
+    (:func:`replication_rows` by node id: of two rows of one id, the later one)."""
+    nodes = {str(node): row for (node, _directory), row in replication_rows(out).items()}
     leader = next((i for i, node in nodes.items() if node["status"] == "Leader"), None)
     return {"leader": leader, "nodes": nodes}
 
