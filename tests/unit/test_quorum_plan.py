@@ -149,6 +149,27 @@ def test_a_running_quorum_keeps_its_kind(settings: dict[str, Any], running: str,
     assert same.problem == ""
 
 
+@pytest.mark.parametrize("kind", [model.STATIC_QUORUM, model.DYNAMIC_QUORUM])
+def test_whether_the_quorum_is_dynamic_is_one_value_of_the_model_every_part_reads(
+        kind: str) -> None:
+    """The model decides it once (dynamic_quorum); the plans and the server.properties read
+    that value, never the setting's words again: with the words flipped under it, every part
+    still follows the value."""
+    declared = cluster(kafka_controller_quorum=kind)
+    dyn = kind == model.DYNAMIC_QUORUM
+    assert declared["dynamic_quorum"] is dyn
+    flipped = {**declared, "controller_quorum": model.STATIC_QUORUM if dyn
+               else model.DYNAMIC_QUORUM}
+    p = kafka_broker_plan(flipped, "c2", {}, KafkaBrokerHost())
+    props = lines(p.context["server_properties"])
+    assert (BOOTSTRAP in props, any(f.dest.endswith("quorum.properties") for f in p.files),
+            p.quorum.dynamic, bool(p.quorum.join_argv),
+            "--initial-controllers" in p.format_storage_argv) == (dyn,) * 5
+    assert any(x.startswith("controller.quorum.voters=") for x in props) is not dyn
+    found = running_cluster(flipped, {"c1": _read(config=f"{BOOTSTRAP}\n")}, {})
+    assert ("a dynamic quorum never becomes static again" in found.problem) is not dyn
+
+
 def _quorums(**given: Any) -> dict[str, dict[str, Any]]:
     plans = {h: kafka_broker_plan(dynamic(), h, {}, KafkaBrokerHost()).quorum.as_vars()
              for h in ("c1", "c2", "c3")}

@@ -271,6 +271,12 @@ class Cluster:
         return "kraft" if self.controllers and (not self.ensemble or migrated) else "zookeeper"
 
     @property
+    def dynamic_quorum(self) -> bool:
+        """Whether the controllers' voters are kept in the metadata log (KR-15): what every
+        plan and context reads, decided here once."""
+        return self.controller_quorum == DYNAMIC_QUORUM
+
+    @property
     def controller_quorum_voters(self) -> str:
         """``id@host:port,...`` of every controller: controller.quorum.voters (static quorum)."""
         return ",".join(f"{c.node_id}@{c.endpoint}" for c in self.controllers)
@@ -348,6 +354,7 @@ class Cluster:
         data["brokers_by_host"] = {b.host: asdict(b) for b in self.brokers}
         data["ensemble_by_host"] = {m.host: asdict(m) for m in self.ensemble}
         data["metadata_mode"] = self.metadata_mode
+        data["dynamic_quorum"] = self.dynamic_quorum
         data["controller_quorum_voters"] = self.controller_quorum_voters
         data["bootstrap_controllers"] = self.bootstrap_controllers
         data["controllers_by_host"] = {c.host: asdict(c) for c in self.controllers}

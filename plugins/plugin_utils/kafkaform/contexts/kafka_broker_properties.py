@@ -18,7 +18,6 @@ from ..model import (
     BOOTSTRAP_CONTROLLERS,
     BROKER_LISTENER,
     CONTROLLER_LISTENER,
-    DYNAMIC_QUORUM,
     PLAINTEXT_LISTENER,
 )
 
@@ -167,7 +166,7 @@ def quorum_file(conf_dir: str) -> str:
 
 def quorum_bootstrap(cluster: Mapping[str, Any], conf_dir: str, mode: NodeMode) -> dict[str, str]:
     """A dynamic quorum's node's quorum file (its path and content), or {} for any other node."""
-    if not mode.kraft or cluster.get("controller_quorum") != DYNAMIC_QUORUM:
+    if not mode.kraft or not cluster["dynamic_quorum"]:
         return {}
     return {"dest": quorum_file(conf_dir),
             "content": f"{BOOTSTRAP_CONTROLLERS}={cluster['bootstrap_controllers']}\n"}
@@ -180,7 +179,7 @@ def kraft_properties(cluster: Mapping[str, Any], roles: str, node_id: int,
     from a file of their own, which only a start reads: a controller added or removed needs no
     restart of every node (KR-15)."""
     finds = ({BOOTSTRAP_CONTROLLERS: f"${{file:{quorum_file(conf_dir)}:{BOOTSTRAP_CONTROLLERS}}}"}
-             if cluster.get("controller_quorum") == DYNAMIC_QUORUM
+             if cluster["dynamic_quorum"]
              else {"controller.quorum.voters": str(cluster["controller_quorum_voters"])})
     return {
         "process.roles": roles,

@@ -31,10 +31,6 @@ REMOVE = "kafka_controller_remove_host"
 FEWEST_VOTERS = 3
 
 
-def dynamic(cluster: Mapping[str, Any]) -> bool:
-    return cluster.get("controller_quorum") == DYNAMIC_QUORUM
-
-
 def directory_id(cluster_id: str, node_id: int) -> str:
     """The directory id of a first voter's metadata log: a Kafka Uuid (16 bytes, base64url
     without padding) derived from the cluster id and the node id. Never one beginning with "-",
@@ -60,7 +56,7 @@ def format_options(cluster: Mapping[str, Any], controller: bool) -> list[str]:
     """What the storage format adds for a node: a dynamic quorum's controller is formatted with
     the first voters until a quorum leader has written a controller's metadata log, else as one
     that joins."""
-    if not dynamic(cluster) or not controller:
+    if not cluster["dynamic_quorum"] or not controller:
         return []
     if cluster.get("quorum_formed"):
         return ["--no-initial-controllers"]
@@ -91,7 +87,7 @@ def quorum_plan(cluster: Mapping[str, Any], admin: Sequence[str], controller: bo
                 timeout_s: float) -> QuorumPlan:
     """The node's QuorumPlan (``admin``: its admin helper's command line; ``timeout_s``: how
     long a join or removal may wait for the quorum, as a restart does)."""
-    is_dynamic = dynamic(cluster)
+    is_dynamic = bool(cluster["dynamic_quorum"])
     lag = ["--max-lag", str(int(cluster.get("metadata_max_lag") or 0)),
            "--wait", str(int(timeout_s))]
     return QuorumPlan(
@@ -191,13 +187,13 @@ def switch_problem(cluster: Mapping[str, Any], running: Mapping[str, str | None]
     dynamic_runs = sorted(h for h, text in running.items()
                           if text and f"\n{BOOTSTRAP_CONTROLLERS}=" in f"\n{text}")
     rule = cite("KR-15")
-    if dynamic(cluster) and static_runs:
+    if cluster["dynamic_quorum"] and static_runs:
         return (f"{', '.join(static_runs)} run a static controller quorum "
                 f"(controller.quorum.voters), but kafka_controller_quorum is {DYNAMIC_QUORUM}: "
                 "the nodes would lose their voters. A running quorum becomes dynamic only by "
                 "raising kraft.version, which cannot be undone and which kafkaform does not do "
                 f"({rule}). Set kafka_controller_quorum: {STATIC_QUORUM}")
-    if not dynamic(cluster) and dynamic_runs:
+    if not cluster["dynamic_quorum"] and dynamic_runs:
         return (f"{', '.join(dynamic_runs)} run a dynamic controller quorum, but "
                 f"kafka_controller_quorum is {STATIC_QUORUM}: a dynamic quorum never becomes "
                 f"static again ({rule}). Set kafka_controller_quorum: {DYNAMIC_QUORUM}")
