@@ -45,6 +45,9 @@ def test_a_named_directory_empties_into_its_brokers_other_directories_with_most_
          "log_dirs": ["/d0/kafka-logs", "any"]}]
     assert moves.summary.startswith("2 replica(s), 50.0 MiB, move off log directory k1:/d1")
     assert moves.health_argv == ["h", "--ids", "1,2"]
+    # What a dry run (--check, --dry) says it would move, replica by replica.
+    assert moves.moved == ["kf.events-2: broker 1 /d1/kafka-logs -> /d0/kafka-logs",
+                           "kf.events-3: broker 1 /d1/kafka-logs -> /d0/kafka-logs"]
 
 
 def test_a_directory_named_everywhere_moves_each_brokers_replicas_on_that_broker() -> None:
@@ -52,6 +55,9 @@ def test_a_directory_named_everywhere_moves_each_brokers_replicas_on_that_broker
     by_partition = {p["partition"]: p["log_dirs"] for p in moves.reassignment["partitions"]}
     assert by_partition == {2: ["/d0/kafka-logs", "any"],
                             3: ["/d0/kafka-logs", "/d0/kafka-logs"]}
+    assert moves.moved == ["kf.events-2: broker 1 /d1/kafka-logs -> /d0/kafka-logs",
+                           "kf.events-3: broker 1 /d1/kafka-logs -> /d0/kafka-logs",
+                           "kf.events-3: broker 2 /d1/kafka-logs -> /d0/kafka-logs"]
 
 
 @pytest.mark.parametrize(("named", "problem"), [
@@ -73,3 +79,38 @@ def test_a_directory_that_would_fill_is_refused() -> None:
     assert "kf.events-1 (50 MiB) fits in none of /d0/kafka-logs keeping 10% free (OP-07)" \
         in moves.problem
     assert moves.reassignment["partitions"] == []
+
+
+#: A KRaft inventory with a dedicated controller: ids_by_host names it too, broker_ids not.
+WITH_CONTROLLER = {**ARGV, "ids_by_host": {"k1": 1, "k2": 2, "ctl1": 3001},
+                   "broker_ids": [1, 2]}
+FIX = ("set kafka_broker_empty_log_dirs to the log directories (or their mounts) to empty, DIR "
+       "or HOST:DIR (OP-11)")
+CONTROLLER = ("a KRaft controller, not a broker, so kafka_broker_empty_log_dirs cannot name it: "
+              "a controller holds no replica (OP-11). Name log directories of hosts of the "
+              "kafka_broker group (HOST:DIR), or DIR for every broker")
+NAMES = [
+    ("a controller", ["ctl1:/d1"], WITH_CONTROLLER, f"ctl1:/d1: {CONTROLLER}"),
+    ("a broker's and a controller's", ["k1:/d1", "ctl1:/d0"], WITH_CONTROLLER,
+     f"ctl1:/d0: {CONTROLLER}"),
+    ("no such host", ["k9:/d1"], WITH_CONTROLLER, f"k9:/d1: not a broker of the inventory: {FIX}"),
+    ("both at once", ["ctl1:/d1", "k9:/d1"], WITH_CONTROLLER,
+     f"k9:/d1: not a broker of the inventory: {FIX}; ctl1:/d1: {CONTROLLER}"),
+    # ZooKeeper mode: the inventory has no controller, a controller's name is no host at all.
+    ("ZooKeeper mode", ["ctl1:/d1"], ARGV, f"ctl1:/d1: not a broker of the inventory: {FIX}"),
+    ("none", [], WITH_CONTROLLER, f"no log directory named: {FIX}"),
+    ("a broker's", ["k1:/d1", "/d0"], WITH_CONTROLLER, ""),
+]
+
+
+@pytest.mark.parametrize(("case", "named", "argv", "said"), NAMES, ids=[n[0] for n in NAMES])
+def test_a_log_directory_of_no_broker_is_refused_up_front_by_item_setting_and_fix(
+        case: str, named: list[str], argv: dict[str, Any], said: str) -> None:
+    """Before the cluster is asked (the gate) and with the placement alike: a controller's
+    directory was taken for one of no broker's, and the run emptied nothing, saying nothing."""
+    gate = broker_moves("empty_log_dirs", named, None, argv)
+    assert gate.problem == said, case
+    assert gate.health_argv == ([] if said else ["h", "--ids", "1,2"])
+    moves = broker_moves("empty_log_dirs", named, CLUSTER, argv)
+    assert moves.problem == said, case
+    assert bool(moves.reassignment.get("partitions")) is not bool(said)

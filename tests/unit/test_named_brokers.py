@@ -5,13 +5,16 @@ check and the same words for every operation."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kafkaform.plans.broker_moves import broker_moves, day_two_argv
 from kafkaform.plans.replace import broker_replace
 
+ROOT = Path(__file__).resolve().parents[2]
 HOSTS = {f"kafka{i}": i for i in range(1, 4)}
 CONTROLLERS = {"ctl1": 3001, "ctl2": 3002}
 
@@ -40,7 +43,8 @@ def says(setting: str, rule: str, controllers: str = "", unknown: str = "") -> s
 
 
 SETTINGS = {"decommission": ("kafka_broker_decommission_hosts", "OP-05"),
-            "scale_out": ("kafka_broker_scale_out_hosts", "OP-05"),
+            # A scale-out's brokers take replicas: the rule of moves onto new brokers.
+            "scale_out": ("kafka_broker_scale_out_hosts", "OP-06"),
             "replace": ("kafka_broker_replace_hosts", "OP-09")}
 CASES = [
     ("a controller", ["ctl1"], CONTROLLERS, {"controllers": "ctl1"}),
@@ -81,3 +85,33 @@ def test_a_decommission_naming_a_controller_is_refused_with_the_placement_too() 
     moves = broker_moves("decommission", ["ctl1"], answer, argv(CONTROLLERS))
     assert moves.problem == says(*SETTINGS["decommission"], controllers="ctl1")
     assert (moves.leaving, moves.unregister_argv, moves.reassignment) == ([], [], {})
+
+
+@pytest.mark.parametrize(("operation", "named", "gated"), [
+    ("decommission", ["kafka3"], "1,2"),
+    ("scale_out", [], "1,2,3"),
+    ("empty_log_dirs", ["/d1"], "1,2,3"),
+])
+def test_the_gate_before_anything_moves_names_brokers_never_a_dedicated_controller(
+        operation: str, named: list[str], gated: str) -> None:
+    """A dedicated controller is no broker registration: the brokers' health gate names the
+    brokers alone, as the gate after the moves and the brokers' roll do (OP-06)."""
+    for controllers in (CONTROLLERS, {}):
+        gate = broker_moves(operation, named, None, argv(controllers))
+        assert gate.problem == ""
+        assert gate.health_argv == ["h", "health", "--ids", gated, "--wait", "20"]
+
+
+def test_a_decommission_checks_the_names_before_it_installs_anything() -> None:
+    """playbooks/decommission.yml runs the check of the names (tasks/moves_named.yml, which
+    only decides and fails) after the read and before the admin helper's install: a bad name
+    changes nothing on any host. tasks/moves.yml runs the same check first."""
+    plays = yaml.safe_load((ROOT / "playbooks/decommission.yml").read_text())
+    steps = [t["ansible.builtin.include_role"]["tasks_from"] for t in plays[-1]["tasks"]]
+    assert steps == ["read.yml", "moves_named.yml", "admin_helper.yml", "decommission.yml"]
+    tasks = ROOT / "roles/kafka_broker/tasks"
+    check = yaml.safe_load((tasks / "moves_named.yml").read_text())
+    assert {m for t in check for m in t if m.startswith("ansible.")} == {
+        "ansible.builtin.set_fact", "ansible.builtin.fail"}
+    moves = yaml.safe_load((tasks / "moves.yml").read_text())
+    assert moves[0]["ansible.builtin.include_tasks"] == "moves_named.yml"

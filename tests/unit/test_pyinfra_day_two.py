@@ -296,3 +296,22 @@ def test_a_replacements_catch_up_is_watched_then_cleared_even_when_the_watch_fai
     with pytest.raises(DeployError, match="watching the catch-up failed"):
         day_two.catch_up(decided, 60, 1)
     assert ran == ["catch-up-wait", "catch-up-clear"]
+
+
+def test_an_emptying_of_log_directories_planned_says_each_replica_it_would_move(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyinfra's dry run (--dry) says what an emptying moves, replica by replica, as Ansible's
+    check mode does (OP-11): the plan's words, from the placement's log directories."""
+    answer = {"partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2], "isr": [1, 2],
+                              "min_insync": 1}],
+              "brokers": [{"id": 1, "rack": "a", "log_dirs": {
+                  "/d0/kafka": {"total": 100, "usable": 90, "replicas": {}},
+                  "/d1/kafka": {"total": 100, "usable": 90, "replicas": {"t-0": 10}}}},
+                  {"id": 2, "rack": "a", "log_dirs": {
+                      "/d0/kafka": {"total": 100, "usable": 90, "replicas": {"t-0": 10}}}}]}
+    answers = {("placement",): json.dumps(answer),
+               ("reassign-wait", "--dry-run"): NOTHING_IN_FLIGHT}
+    todo, said = planned(monkeypatch, "empty_log_dirs", ["k1:/d1"], answers, WITH_CONTROLLER)
+    assert todo is True
+    assert said[0].startswith("k1: 1 replica(s), 0.0 MiB, move off log directory k1:/d1")
+    assert said[1:] == ["k1:   t-0: broker 1 /d1/kafka -> /d0/kafka"]

@@ -196,7 +196,9 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     host_of = {i: h for h, i in ids_by_host.items()}
     if operation == log_dir_moves.OPERATION:
         return _log_dirs(named, answer, ids_by_host, host_of, argv)
-    ids, problem = named_ids(named, argv, f"kafka_broker_{operation}_hosts", "OP-05")
+    # A decommission's brokers leave (OP-05); a scale-out's take replicas (OP-06).
+    ids, problem = named_ids(named, argv, f"kafka_broker_{operation}_hosts",
+                             "OP-05" if operation == "decommission" else "OP-06")
     if problem:
         return BrokerMoves(operation, problem=problem)
     starting_ids = {ids_by_host[h] for h in starting
@@ -204,7 +206,9 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
     if answer is None:
         leaving = ids if operation == "decommission" else []
         spared = {*leaving, *starting_ids}
-        gated = [i for i in ids_by_host.values() if i not in spared]
+        # The brokers' gate: a dedicated controller is no broker registration (the gate after
+        # the moves, and the brokers' roll, name brokers alone too).
+        gated = [i for i in broker_hosts(argv).values() if i not in spared]
         catching = in_flight_targets(taken_as_done, gated)
         return BrokerMoves(operation, leaving=[host_of[i] for i in leaving],
                            health_argv=_health(argv, gated, catching),
@@ -285,18 +289,17 @@ def _log_dirs(named: Sequence[str], answer: Mapping[str, Any] | None,
               ids_by_host: Mapping[str, int], host_of: Mapping[int, str],
               argv: Mapping[str, Any]) -> BrokerMoves:
     """Replicas moved off the log directories ``named`` (plans.log_dir_moves, OP-11)."""
-    operation, health = log_dir_moves.OPERATION, _health(argv, list(ids_by_host.values()))
-    unknown = log_dir_moves.unknown_hosts(named, ids_by_host)
-    if not named or unknown:
-        return BrokerMoves(operation, problem=(
-            f"{', '.join(unknown)}: not a broker of the inventory" if unknown else
-            "no log directory named") + f": set kafka_broker_{operation} to the log directories "
-            f"(or their mounts) to empty, DIR or HOST:DIR ({cite('OP-11')})")
+    brokers = broker_hosts(argv)
+    operation, health = log_dir_moves.OPERATION, _health(argv, list(brokers.values()))
+    problem = log_dir_moves.named_problem(named, brokers, ids_by_host)
+    if problem:
+        return BrokerMoves(operation, problem=problem)
     if answer is None:
         return BrokerMoves(operation, health_argv=health)
     reassignment, summary, problem = log_dir_moves.empty_log_dirs(named, answer, host_of)
     return BrokerMoves(operation, problem=problem, reassignment=reassignment, summary=summary,
-                       health_argv=health)
+                       health_argv=health,
+                       moved=log_dir_moves.said_moves(reassignment, answer))
 
 
 def disk_problems(answer: Mapping[str, Any],

@@ -31,9 +31,47 @@ def _named(item: str, host_of: Mapping[int, str], broker: int, log_dir: str) -> 
 
 
 def unknown_hosts(named: Sequence[str], ids_by_host: Mapping[str, int]) -> list[str]:
-    """The ``HOST:DIR`` items whose host is not a broker of the inventory."""
+    """The ``HOST:DIR`` items whose host is not one of ``ids_by_host``."""
     return [item for item in named if item.rpartition(":")[0]
             and item.rpartition(":")[0] not in ids_by_host]
+
+
+def named_problem(named: Sequence[str], brokers: Mapping[str, int],
+                  nodes: Mapping[str, int]) -> str:
+    """Why the log directories ``named`` are refused before any host is touched ("" when they
+    are not), naming the items, the setting and the fix: none named, a ``HOST:DIR`` whose host
+    is no node of the inventory, or a KRaft controller (in ``nodes``, every Kafka node's id by
+    host, not in ``brokers``): a controller holds no replica to move."""
+    setting = f"kafka_broker_{OPERATION}"
+    fix = (f"set {setting} to the log directories (or their mounts) to empty, DIR or HOST:DIR "
+           f"({cite('OP-11')})")
+    if not named:
+        return f"no log directory named: {fix}"
+    controllers = [item for item in unknown_hosts(named, brokers)
+                   if item.rpartition(":")[0] in nodes]
+    unknown = [item for item in unknown_hosts(named, brokers) if item not in controllers]
+    problems = [f"{', '.join(unknown)}: not a broker of the inventory: {fix}"] if unknown else []
+    if controllers:
+        problems.append(
+            f"{', '.join(controllers)}: a KRaft controller, not a broker, so {setting} cannot "
+            f"name it: a controller holds no replica ({cite('OP-11')}). Name log directories "
+            "of hosts of the kafka_broker group (HOST:DIR), or DIR for every broker")
+    return "; ".join(problems)
+
+
+def said_moves(reassignment: Mapping[str, Any], answer: Mapping[str, Any]) -> list[str]:
+    """Each replica the ``reassignment`` moves, in words: "topic-partition: broker B FROM ->
+    TO", FROM the log directory of ``answer`` (the placement) that holds it now."""
+    held = {(int(b["id"]), name): directory for b in answer.get("brokers", [])
+            for directory, info in (b.get("log_dirs") or {}).items()
+            for name in info.get("replicas", {})}
+    said = []
+    for p in reassignment.get("partitions", []):
+        name = f"{p['topic']}-{p['partition']}"
+        for broker, target in zip(p["replicas"], p["log_dirs"], strict=True):
+            if target != "any":
+                said.append(f"{name}: broker {broker} {held[(int(broker), name)]} -> {target}")
+    return said
 
 
 def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
