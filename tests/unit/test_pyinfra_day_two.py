@@ -315,3 +315,30 @@ def test_an_emptying_of_log_directories_planned_says_each_replica_it_would_move(
     assert todo is True
     assert said[0].startswith("k1: 1 replica(s), 0.0 MiB, move off log directory k1:/d1")
     assert said[1:] == ["k1:   t-0: broker 1 /d1/kafka -> /d0/kafka"]
+
+
+@pytest.mark.parametrize(("operation", "named", "installed"), [
+    ("decommission", "c1", False),
+    ("empty_log_dirs", "c1:/d1", False),
+    ("decommission", "k9", False),
+    ("decommission", "k6", True),
+])
+def test_a_name_that_is_no_brokers_stops_the_deploy_before_it_installs_anything(
+        monkeypatch: pytest.MonkeyPatch, operation: str, named: str, installed: bool) -> None:
+    """As playbooks/decommission.yml: the names are checked before the admin helper is
+    installed (pyinfra's prepare stage, before any operation)."""
+    calls: list[str] = []
+    argv = DayTwoArgv(**{**WITH_CONTROLLER, "broker_ids": list(HOSTS.values())})
+    monkeypatch.setattr(day_two, "host", SimpleNamespace(
+        name="k1", groups=["kafka_broker"], data={day_two.NAMED[operation]: named}))
+    monkeypatch.setattr(day_two, "plan", lambda: SimpleNamespace(install="install",
+                                                                 day_two=argv))
+    monkeypatch.setattr(day_two, "install_admin_helper", calls.append)
+    monkeypatch.setattr(day_two, "play_hosts", lambda _group: [SimpleNamespace(name="k1")])
+    monkeypatch.setattr(day_two, "_something_to_do", lambda *_: False)
+    if installed:
+        day_two._operation(operation)
+    else:
+        with pytest.raises(DeployError, match=f"^{named}: "):
+            day_two._operation(operation)
+    assert calls == (["install"] if installed else [])

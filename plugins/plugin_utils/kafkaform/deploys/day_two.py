@@ -177,12 +177,13 @@ def _operation(operation: str) -> None:
     if KAFKA_BROKER not in host.groups:
         return
     p = plan()
-    install_admin_helper(p.install)
     named = named_hosts(host.data.get(NAMED[operation]) or [])
     argv = asdict(p.day_two)
+    # The names first: a bad one stops the run before anything is installed (OP-05).
     gate = broker_moves(operation, named, None, argv)
     if gate.problem:
         raise DeployError(gate.problem)
+    install_admin_helper(p.install)
     brokers = play_hosts(KAFKA_BROKER)
     runner = next((h for h in brokers if h.name not in gate.leaving), brokers[0])
     if host.name == runner.name and _something_to_do(operation, named, argv):
