@@ -3,6 +3,7 @@ replicas (kafkaform.plans.log_dirs, OP-10): the read's shell run for real on a d
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -56,3 +57,53 @@ def test_the_plan_refuses_before_changing_the_node() -> None:
     assert f"{dropped} (12 replica(s))" in kafka_broker_plan(cluster, "k1", {}, node).refusal
     kept = KafkaBrokerHost(**{**node.__dict__, "log_dir_replicas": dict.fromkeys(declared, 5)})
     assert kafka_broker_plan(cluster, "k1", {}, kept).refusal == ""
+
+
+# --- a failed disk (OP-13) -------------------------------------------------------------------
+
+def test_the_read_tells_formatted_blank_and_failed_log_directories(tmp_path: Path) -> None:
+    """The read's shell run here, with a stand-in ``ls`` that fails on one directory as a
+    shut-down XFS does (EIO); a directory that does not exist yet is blank, not failed."""
+    formatted, blank = tmp_path / "data0" / "kafka-logs", tmp_path / "data1" / "kafka-logs"
+    failed, missing = tmp_path / "data2" / "kafka-logs", tmp_path / "data3" / "kafka-logs"
+    formatted.mkdir(parents=True)
+    (formatted / "meta.properties").write_text("version=1\n")
+    blank.mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ls").write_text(
+        '#!/bin/sh\nfor a; do last="$a"; done\n'
+        f'if [ "$last" = "{failed}" ]; then\n'
+        "  echo \"ls: cannot access '$last': Input/output error\" >&2; exit 2\nfi\n"
+        'exec /bin/ls "$@"\n')
+    (bin_dir / "ls").chmod(0o755)
+    config = tmp_path / "server.properties"
+    config.write_text(f"log.dirs={formatted},{blank},{failed},{missing}\n")
+    answer = subprocess.run(
+        ["sh", "-c", hostread.command([log_dirs.states_question(str(config))])[-1]],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}).stdout
+    assert parse_host(answer).log_dir_states == {
+        str(formatted): "formatted", str(blank): "blank", str(failed): "failed",
+        str(missing): "blank"}
+
+
+def test_a_log_directory_on_a_failed_disk_stops_the_run_first() -> None:
+    cluster = zk_cluster()
+    declared = cluster["brokers_by_host"]["k1"]["log_dirs"]
+    failed = declared[-1]
+    node = KafkaBrokerHost(**{**CONVERGED.__dict__, "running_config": SECURED,
+                              "log_dir_replicas": dict.fromkeys(declared, 5),
+                              "log_dir_states": {**dict.fromkeys(declared, "formatted"),
+                                                 failed: "failed"}})
+    refused = kafka_broker_plan(cluster, "k1", {}, node).refusal
+    assert refused.startswith(f"k1: {failed} fails with I/O errors: a failed data disk.")
+    assert "(OP-13)" in refused and "systemctl stop kafka on k1" in refused
+    # Before the refusal to drop a directory with replicas (OP-10): the disk is the cause.
+    dropping = KafkaBrokerHost(**{**node.__dict__, "log_dir_replicas": {
+        **dict.fromkeys(declared, 5), "/var/lib/kafka/retired/kafka-logs": 3}})
+    assert kafka_broker_plan(cluster, "k1", {}, dropping).refusal == refused
+    # A replaced, blank directory is no refusal: the run formats it (KR-07).
+    replaced = KafkaBrokerHost(**{**node.__dict__, "log_dir_states": {
+        **dict.fromkeys(declared, "formatted"), failed: "blank"}})
+    assert kafka_broker_plan(cluster, "k1", {}, replaced).refusal == ""

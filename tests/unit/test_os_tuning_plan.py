@@ -83,8 +83,9 @@ def test_the_host_read_asks_only_what_the_enabled_parts_decide_from() -> None:
     given = settings(D0, DIRECTORY)
     keys = list(effective_sysctl(given))
     disks = ["node:/dev/kfdata0", "blkid:/dev/kfdata0", "findmnt", "path:/var/lib/kafka/data0",
-             "entry:/var/lib/kafka/data0", "path:/var/lib/zookeeper/txnlog",
-             "entry:/var/lib/zookeeper/txnlog", "user:kafka", "user:zookeeper", "fstab"]
+             "entry:/var/lib/kafka/data0", "failed:/var/lib/kafka/data0",
+             "path:/var/lib/zookeeper/txnlog", "entry:/var/lib/zookeeper/txnlog",
+             "failed:/var/lib/zookeeper/txnlog", "user:kafka", "user:zookeeper", "fstab"]
     kernel = [*(f"sysctl:{key}" for key in keys), "container", "netns"]
     # The state of each file the enabled parts write, for install_files' host_state.
     sysctl_file, limits_file = ("state:/etc/sysctl.d/60-kafkaform.conf",
@@ -408,3 +409,54 @@ def test_the_disks_formatted_now_get_their_uuid_in_declared_order() -> None:
     assert [d["mount"] for d in dry["mount"]] == ["/srv/kafka/data1"]
     # The deploy formats, records and mounts those in one step: it asks for the others only.
     assert [d["mount"] for d in planned_mounts(p, [])["fstab"]] == ["/srv/kafka/data1"]
+
+
+# --- a failed disk (OP-13) -------------------------------------------------------------------
+
+def test_the_read_finds_a_mount_whose_filesystem_fails_with_io_errors(tmp_path: Path) -> None:
+    """The read's shell run here with a stand-in ``ls`` that fails as a shut-down XFS does on the
+    first mount point (EIO) and lists the others: only that one is failed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    failing, fine = tmp_path / "data0", tmp_path / "data1"
+    fine.mkdir()
+    (bin_dir / "ls").write_text(
+        '#!/bin/sh\nfor a; do last="$a"; done\n'
+        f'if [ "$last" = "{failing}" ]; then\n'
+        "  echo \"ls: cannot access '$last': Input/output error\" >&2; exit 2\nfi\n"
+        'exec /bin/ls "$@"\n')
+    (bin_dir / "ls").chmod(0o755)
+    given = settings({"device": "/dev/kfdata0", "mount": str(failing), "purpose": "kafka_log_dir"},
+                     {"device": "/dev/kfdata1", "mount": str(fine), "purpose": "kafka_log_dir"},
+                     os_tuning_sysctl_enabled=False)
+    ran = subprocess.run(host_read(given), capture_output=True, text=True, check=True,
+                         env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert parse_host(ran.stdout).failed_mounts == frozenset({str(failing)})
+    ran = subprocess.run(host_read(given), capture_output=True, text=True, check=True)
+    assert parse_host(ran.stdout).failed_mounts == frozenset()
+
+
+def test_a_failed_data_disk_stops_the_run_naming_it_and_the_steps() -> None:
+    given = settings(D0, D1, DIRECTORY)
+    read = host(given, devices={"/dev/kfdata0": XFS_0, "/dev/kfdata1": XFS_1}, mounts=MOUNTED,
+                fstab=FSTAB, users=frozenset({"kafka", "zookeeper"}),
+                mount_points={"/var/lib/kafka/data0": KAFKA, "/var/lib/kafka/data1": MountPoint(),
+                              "/var/lib/zookeeper/txnlog": ZOOKEEPER},
+                failed_mounts=frozenset({"/var/lib/kafka/data1"}))
+    p = plan(given, read)
+    assert p.disks_refusal.startswith(
+        f"{HOST}: /var/lib/kafka/data1 (/dev/kfdata1) fails with I/O errors: a failed data disk. "
+        "Kafka took the log directory on it offline at the first error")
+    for said in ("(OP-13)", f"systemctl stop kafka on {HOST}", "run site.yml again",
+                 "--election-type unclean", "Nothing was changed on the node."):
+        assert said in p.disks_refusal
+    # Nothing on any disk is planned: not a format, a mount or an owner; every host stops.
+    assert (p.formats, p.mount, p.own, p.fstab, p.disks_failed) == ([], [], [], [], True)
+    # Another purpose's disk: the same stop, without Kafka's steps.
+    other = replace(read, failed_mounts=frozenset({"/var/lib/zookeeper/txnlog"}))
+    assert plan(given, other).disks_refusal == (
+        f"{HOST}: /var/lib/zookeeper/txnlog (zookeeper_txn_log) fails with I/O errors: a "
+        "failed data disk (OP-13). Fix: stop the service that uses it, replace the disk with an "
+        "empty one under the same device name and run again. Nothing was changed on the host.")
+    healthy = plan(given, replace(read, failed_mounts=frozenset()))
+    assert (healthy.disks_refusal, healthy.disks_failed) == ("", False)

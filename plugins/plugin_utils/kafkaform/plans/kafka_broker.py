@@ -90,6 +90,9 @@ class KafkaBrokerHost:
     paths: Mapping[str, str] = field(default_factory=dict)
     #: Each log directory of running_config and the replicas it holds (plans.log_dirs).
     log_dir_replicas: Mapping[str, int] = field(default_factory=dict)
+    #: Each log directory of running_config and its state: formatted, blank or failed (an I/O
+    #: error: a failed disk, OP-13; plans.log_dirs).
+    log_dir_states: Mapping[str, str] = field(default_factory=dict)
 
 
 def _release(settings: Mapping[str, Any]) -> Release:
@@ -117,6 +120,7 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("admin_client", f"stat -c '%U:%G:%a' {q(ADMIN_CLIENT_WHEEL)} 2>/dev/null"),
         hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
         log_dirs.question(f"{conf_dir}/server.properties"),
+        log_dirs.states_question(f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
         hostread.ask("metadata_log_written",
@@ -157,6 +161,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         release_marker=read_marker(found),
         paths=hostread.found_paths(found),
         log_dir_replicas=log_dirs.parse(found.get(log_dirs.LABEL, "")),
+        log_dir_states=log_dirs.parse_states(found.get(log_dirs.STATES, "")),
     )
 
 
@@ -393,14 +398,14 @@ def _migrating(cluster: Mapping[str, Any]) -> bool:
 
 
 def _refusal(host: str, kb: Mapping[str, Any], read: KafkaBrokerHost) -> str:
-    """Why the node must not be changed: a step of securing skipped (SE-10), or a log directory
-    that holds replicas dropped (OP-10)."""
+    """Why the node must not be changed: a log directory on a failed disk (OP-13), a step of
+    securing skipped (SE-10), or a log directory that holds replicas dropped (OP-10)."""
     if read.running_config is None:
         return ""
-    return security_steps.step_problem(host, kb["java"]["config"],
-                                       security_steps.broker_step(read.running_config),
-                                       kb["security_step"]) or log_dirs.refusal(
-        host, read.log_dir_replicas, kb["log_dirs"])
+    failed = [d for d, state in read.log_dir_states.items() if state == log_dirs.FAILED]
+    return log_dirs.failed_refusal(host, failed) or security_steps.step_problem(
+        host, kb["java"]["config"], security_steps.broker_step(read.running_config),
+        kb["security_step"]) or log_dirs.refusal(host, read.log_dir_replicas, kb["log_dirs"])
 
 
 def _migration_refusal(cluster: Mapping[str, Any], host: str, read: KafkaBrokerHost) -> str:

@@ -1,11 +1,19 @@
 """A Kafka node's log directories: the first (where meta.properties lives), what each holds, read
 with the node (plans.kafka_broker), and the refusal to drop one that still holds replicas from
-log.dirs (OP-10).
+log.dirs (OP-10), and a failed data disk (OP-13).
 
 A node restarted without a log directory that holds replicas no longer serves them: Kafka
 re-creates them empty elsewhere and copies them again from their leaders, and a replica that was
 the only copy in sync (replication factor 1, or the others behind) is lost. The run refuses
 before it changes the node; the data stays on its disk.
+
+A data disk that fails under a running broker (I/O errors) is taken offline by Kafka at the first
+error: the broker goes on serving its other log directories, the replicas on the failed one are
+served no more and their partitions run under-replicated (those whose only in-sync replica was
+there go offline). The broker keeps the failed filesystem open until it stops, so the disk can
+only be replaced with the broker stopped; on its next start, with the new disk formatted, Kafka
+creates the replicas that were there again and copies them from their leaders. The run stops at
+a failed disk, naming it and those steps, and changes nothing (OP-13).
 """
 
 from __future__ import annotations
@@ -18,6 +26,11 @@ from ..rules import cite
 from . import hostread
 
 LABEL = "log_dir_replicas"
+STATES = "log_dir_states"
+#: A log directory's state as the node's read finds it: ``formatted`` (meta.properties there),
+#: ``blank`` (no meta.properties: a new or replaced disk, formatted by the run, KR-07) or
+#: ``failed`` (reading it fails with an I/O error: a failed disk, OP-13).
+FORMATTED, BLANK, FAILED = "formatted", "blank", "failed"
 
 
 def first(cluster: Mapping[str, Any], host: str) -> str:
@@ -39,6 +52,49 @@ def question(config: str) -> hostread.Question:
         f"for d in $(sed -n 's/^log[.]dirs=//p' {q} 2>/dev/null | tr ',' ' '); do "
         "printf '%s=%s ' \"$d\" \"$(find \"$d\" -mindepth 1 -maxdepth 1 -type d "
         "-regextype posix-extended -regex '.*-[0-9]+' 2>/dev/null | wc -l)\"; done"))
+
+
+def states_question(config: str) -> hostread.Question:
+    """Each log directory of the server.properties at ``config`` and its state (``DIR=STATE``
+    separated by spaces, :data:`FORMATTED`, :data:`BLANK` or :data:`FAILED`): a directory whose
+    listing fails with an I/O error is on a failed disk, whatever else it holds."""
+    q = shlex.quote(config)
+    return hostread.ask(STATES, (
+        f"for d in $(sed -n 's/^log[.]dirs=//p' {q} 2>/dev/null | tr ',' ' '); do "
+        "case \"$(ls -a -- \"$d\" 2>&1 > /dev/null)\" in "
+        f"*'Input/output error'*) s={FAILED};; "
+        f"*) if [ -e \"$d/meta.properties\" ]; then s={FORMATTED}; else s={BLANK}; fi;; esac; "
+        "printf '%s=%s ' \"$d\" \"$s\"; done"))
+
+
+def parse_states(answer: str) -> dict[str, str]:
+    """:func:`states_question`'s answer: log directory to its state."""
+    found = {}
+    for item in answer.split():
+        directory, state = item.rpartition("=")[::2]
+        if directory and state in (FORMATTED, BLANK, FAILED):
+            found[directory] = state
+    return found
+
+
+def failed_refusal(host: str, failed: Sequence[str]) -> str:
+    """Why ``host`` must not be changed while the log directories (or, for the os_tuning role,
+    the data disks) ``failed`` are on failed disks, with what to do; "" when none is."""
+    if not failed:
+        return ""
+    return (f"{host}: {', '.join(failed)} fails with I/O errors: a failed data disk. Kafka took "
+            "the log directory on it offline at the first error: the broker serves its other log "
+            "directories, the replicas that were there are served no more, their partitions are "
+            "under-replicated, and those whose only in-sync replica was there are offline "
+            f"({cite('OP-13')}). Fix: stop the broker (systemctl stop kafka on {host}: it keeps "
+            "the failed filesystem open until it stops), replace the disk with an empty one under"
+            " the same device name, and run site.yml again: it formats and mounts the new disk, "
+            "formats the log directory with the cluster id, starts the broker, which copies the "
+            "replicas that were there back from their leaders, and waits until every partition is"
+            " in sync. A partition left offline (kafka-topics --describe --unavailable-"
+            "partitions) lost its only copy: it comes back only empty, by an unclean leader "
+            "election (kafka-leader-election --election-type unclean), which gives up what it "
+            "held. Nothing was changed on the node.")
 
 
 def parse(answer: str) -> dict[str, int]:

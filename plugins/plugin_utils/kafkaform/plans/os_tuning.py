@@ -19,7 +19,8 @@ from ..contexts.os_tuning_disks import device_problems, disk_plan, findmnt_mount
 from ..contexts.os_tuning_mounts import disk_mounts
 from ..contexts.os_tuning_sysctl import sysctl_plan
 from ..defaults import as_bool, setting
-from . import hostread
+from ..rules import cite
+from . import hostread, log_dirs
 from .files import PlannedFile, WritesFiles, planned_paths, template
 
 ROLE = "os_tuning"
@@ -95,6 +96,10 @@ def _disk_questions(context: Mapping[str, Any]) -> list[hostread.Question]:
             hostread.ask(_label("entry", mount), (
                 f"find {m} -mindepth 1 -maxdepth 1 -printf '%p' -quit 2> /dev/null "
                 "| base64 -w0")),
+            # A filesystem whose disk failed answers every call with EIO (OP-13).
+            hostread.ask(_label("failed", mount), (
+                f"case \"$(ls -a -- {m} 2>&1 > /dev/null)\" in "
+                "*'Input/output error'*) echo yes;; esac")),
         ]
     asked += [hostread.ask(_label("user", str(owner)),
                            f"getent passwd {q(str(owner))} > /dev/null && echo yes")
@@ -165,6 +170,8 @@ class OsTuningHost:
     fstab: str = ""
     #: The state of each planned file that exists (hostread.path_states).
     paths: Mapping[str, str] = field(default_factory=dict)
+    #: The mount points whose listing fails with an I/O error: a failed disk (OP-13).
+    failed_mounts: frozenset[str] = frozenset()
 
 
 def _by_subject(found: Mapping[str, str], kind: str) -> dict[str, str]:
@@ -214,7 +221,24 @@ def parse_host(stdout: str) -> OsTuningHost:
                         if answer == "yes"),
         fstab=hostread.decoded(found.get("fstab")) or "",
         paths=hostread.found_paths(found),
+        failed_mounts=frozenset(mount for mount, answer in _by_subject(found, "failed").items()
+                                if answer == "yes"),
     )
+
+
+def failed_disks(host: str, disks: Iterable[Disk], failed: frozenset[str]) -> str:
+    """The stop message when a declared data disk's filesystem fails with I/O errors, else "":
+    nothing is formatted, mounted or owned on a failed disk; a Kafka log directory's names what
+    Kafka did and the steps that bring its replicas back (OP-13)."""
+    broken = [d for d in disks if d.get("mount") in failed]
+    kafka = [f"{d['mount']} ({d['device']})" for d in broken if d.get("purpose") == "kafka_log_dir"]
+    others = [f"{d['mount']} ({', '.join(str(x) for x in (d['device'], d['purpose']) if x)})"
+              for d in broken if d.get("purpose") != "kafka_log_dir"]
+    return "; ".join([*([log_dirs.failed_refusal(host, kafka)] if kafka else []), *(
+        [f"{host}: {', '.join(others)} fails with I/O errors: a failed data disk "
+         f"({cite('OP-13')}). Fix: stop the service that uses it, replace the disk with an empty "
+         "one under the same device name and run again. Nothing was changed on the host."]
+        if others else [])])
 
 
 def read_problem(host: str, read: OsTuningHost) -> str:
@@ -270,6 +294,9 @@ class OsTuningPlan(WritesFiles):
     read_problem: str
     disks_refusal: str
     sysctl_refusal: str
+    #: The disks' refusal is a failed disk (OP-13): it stops every host of the run, not only
+    #: this one, since the cluster runs degraded until the disk is replaced.
+    disks_failed: bool
     #: The file of every kernel setting, and the settings to set live (those whose live value
     #: differs, and in a container only its own namespaces' writable ones).
     sysctl_files: list[PlannedFile]
@@ -366,10 +393,13 @@ def _in_order(disks: Iterable[Disk], *keep: Iterable[Disk]) -> list[Disk]:
     return [disk for disk in disks if disk["mount"] in mounts]
 
 
-def _disks(context: Mapping[str, Any], read: OsTuningHost) -> dict[str, Any]:
+def _disks(host: str, context: Mapping[str, Any], read: OsTuningHost) -> dict[str, Any]:
     """The data disks' part of the plan: what the disk plan decides for each disk
     (kafkaform.contexts.os_tuning_disks), with what is still to do on the host for it
-    (kafkaform.contexts.os_tuning_mounts)."""
+    (kafkaform.contexts.os_tuning_mounts). A failed disk stops it first (OP-13)."""
+    failed = failed_disks(host, context["disks"], read.failed_mounts)
+    if failed:
+        return {"disks_refusal": failed, "disks_failed": True}
     refusal, decided = _disk_refusal(context, disk_report(read))
     if decided is None:
         return {"disks_refusal": refusal}
@@ -403,13 +433,14 @@ def os_tuning_plan(host: str, settings: Mapping[str, Any], read: OsTuningHost) -
     problem = read_problem(host, read)
     decided: dict[str, Any] = {
         "sysctl_refusal": "", "sysctl_files": [], "sysctl_apply": [], "in_container": False,
-        "sysctl_report": "", "disks_refusal": "", "create_owners": [], "formats": [],
+        "sysctl_report": "", "disks_refusal": "", "disks_failed": False, "create_owners": [],
+        "formats": [],
         "fstab": [], "mount": [], "remount": [], "own": [], "own_in_check_mode": [],
         "own_in_place": [], "directories": [], "verify": [], "mounts_change": False}
     if enabled["sysctl"] and not problem:
         decided |= _sysctl(context, read)
     if enabled["disks"] and not problem:
-        decided |= _disks(context, read)
+        decided |= _disks(host, context, read)
     limits_files = [f for f in _files(context, settings) if f.dest == context["limits"]["file"]]
     return OsTuningPlan(
         context=context,
