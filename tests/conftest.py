@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,22 @@ if not (os.environ.get("ANSIBLE_VAULT_PASSWORD_FILE")
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite tests/golden/ from the current templates instead of comparing")
+
+
+@pytest.fixture
+def failing_ls(tmp_path: Path) -> Callable[[Path], dict[str, str]]:
+    """An environment whose ``ls`` fails on one path with an I/O error, as every call on a
+    shut-down XFS does (EIO), and lists any other: the failed-disk reads run here for real."""
+
+    def environment(failing: Path) -> dict[str, str]:
+        bin_dir = tmp_path / "failing-ls"
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / "ls").write_text(
+            '#!/bin/sh\nfor a; do last="$a"; done\n'
+            f'if [ "$last" = "{failing}" ]; then\n'
+            "  echo \"ls: cannot access '$last': Input/output error\" >&2; exit 2\nfi\n"
+            'exec /bin/ls "$@"\n')
+        (bin_dir / "ls").chmod(0o755)
+        return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+    return environment

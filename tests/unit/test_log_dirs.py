@@ -3,8 +3,8 @@ replicas (kafkaform.plans.log_dirs, OP-10): the read's shell run for real on a d
 
 from __future__ import annotations
 
-import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from kafkaform.plans import hostread, log_dirs
@@ -61,31 +61,26 @@ def test_the_plan_refuses_before_changing_the_node() -> None:
 
 # --- a failed disk (OP-13) -------------------------------------------------------------------
 
-def test_the_read_tells_formatted_blank_and_failed_log_directories(tmp_path: Path) -> None:
-    """The read's shell run here, with a stand-in ``ls`` that fails on one directory as a
-    shut-down XFS does (EIO); a directory that does not exist yet is blank, not failed."""
+def test_the_read_tells_formatted_blank_and_failed_log_directories(
+        tmp_path: Path, failing_ls: Callable[[Path], dict[str, str]]) -> None:
+    """The read's shell run here, its ``ls`` failing on one directory as a shut-down XFS does
+    (EIO); a directory that does not exist yet is blank, not failed."""
     formatted, blank = tmp_path / "data0" / "kafka-logs", tmp_path / "data1" / "kafka-logs"
     failed, missing = tmp_path / "data2" / "kafka-logs", tmp_path / "data3" / "kafka-logs"
     formatted.mkdir(parents=True)
     (formatted / "meta.properties").write_text("version=1\n")
+    (formatted / "kf.events-0").mkdir()
     blank.mkdir(parents=True)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "ls").write_text(
-        '#!/bin/sh\nfor a; do last="$a"; done\n'
-        f'if [ "$last" = "{failed}" ]; then\n'
-        "  echo \"ls: cannot access '$last': Input/output error\" >&2; exit 2\nfi\n"
-        'exec /bin/ls "$@"\n')
-    (bin_dir / "ls").chmod(0o755)
     config = tmp_path / "server.properties"
     config.write_text(f"log.dirs={formatted},{blank},{failed},{missing}\n")
     answer = subprocess.run(
-        ["sh", "-c", hostread.command([log_dirs.states_question(str(config))])[-1]],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}).stdout
+        ["sh", "-c", hostread.command([log_dirs.question(str(config))])[-1]],
+        capture_output=True, text=True, check=True, env=failing_ls(failed)).stdout
     assert parse_host(answer).log_dir_states == {
         str(formatted): "formatted", str(blank): "blank", str(failed): "failed",
         str(missing): "blank"}
+    assert parse_host(answer).log_dir_replicas == {
+        str(formatted): 1, str(blank): 0, str(failed): 0, str(missing): 0}
 
 
 def test_a_log_directory_on_a_failed_disk_stops_the_run_first() -> None:

@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -413,24 +414,17 @@ def test_the_disks_formatted_now_get_their_uuid_in_declared_order() -> None:
 
 # --- a failed disk (OP-13) -------------------------------------------------------------------
 
-def test_the_read_finds_a_mount_whose_filesystem_fails_with_io_errors(tmp_path: Path) -> None:
-    """The read's shell run here with a stand-in ``ls`` that fails as a shut-down XFS does on the
-    first mount point (EIO) and lists the others: only that one is failed."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+def test_the_read_finds_a_mount_whose_filesystem_fails_with_io_errors(
+        tmp_path: Path, failing_ls: Callable[[Path], dict[str, str]]) -> None:
+    """The read's shell run here, its ``ls`` failing on the first mount point as a shut-down XFS
+    does (EIO) and listing the others: only that one is failed."""
     failing, fine = tmp_path / "data0", tmp_path / "data1"
     fine.mkdir()
-    (bin_dir / "ls").write_text(
-        '#!/bin/sh\nfor a; do last="$a"; done\n'
-        f'if [ "$last" = "{failing}" ]; then\n'
-        "  echo \"ls: cannot access '$last': Input/output error\" >&2; exit 2\nfi\n"
-        'exec /bin/ls "$@"\n')
-    (bin_dir / "ls").chmod(0o755)
     given = settings({"device": "/dev/kfdata0", "mount": str(failing), "purpose": "kafka_log_dir"},
                      {"device": "/dev/kfdata1", "mount": str(fine), "purpose": "kafka_log_dir"},
                      os_tuning_sysctl_enabled=False)
     ran = subprocess.run(host_read(given), capture_output=True, text=True, check=True,
-                         env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+                         env=failing_ls(failing))
     assert parse_host(ran.stdout).failed_mounts == frozenset({str(failing)})
     ran = subprocess.run(host_read(given), capture_output=True, text=True, check=True)
     assert parse_host(ran.stdout).failed_mounts == frozenset()

@@ -33,6 +33,12 @@ def ask(label: str, shell: str, present: str = "") -> Question:
     return Question(label, shell, present)
 
 
+def io_error(path: str) -> str:
+    """A shell condition, true when listing ``path`` (a shell word: quoted, or a ``"$variable"``)
+    fails with an I/O error, as every call on a filesystem whose disk failed does (EIO, OP-13)."""
+    return f"ls -a -- {path} 2>&1 > /dev/null | grep -q 'Input/output error'"
+
+
 def file_lines(label: str, path: str) -> Question:
     """The content of ``path`` (base64 on one line), or no line when there is no such file."""
     quoted = shlex.quote(path)

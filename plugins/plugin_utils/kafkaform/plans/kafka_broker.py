@@ -120,7 +120,6 @@ def host_read(cluster: Mapping[str, Any], host: str, settings: Mapping[str, Any]
         hostread.ask("admin_client", f"stat -c '%U:%G:%a' {q(ADMIN_CLIENT_WHEEL)} 2>/dev/null"),
         hostread.file_lines("server.properties", f"{conf_dir}/server.properties"),
         log_dirs.question(f"{conf_dir}/server.properties"),
-        log_dirs.states_question(f"{conf_dir}/server.properties"),
         hostread.ask("znodes_secured", "echo yes", present=ZNODES_SECURED_MARKER),
         hostread.ask("cluster_id", f"sed -n 's/^cluster[.]id=//p' {q(meta)} 2>/dev/null"),
         hostread.ask("metadata_log_written",
@@ -161,7 +160,7 @@ def parse_host(stdout: str) -> KafkaBrokerHost:
         release_marker=read_marker(found),
         paths=hostread.found_paths(found),
         log_dir_replicas=log_dirs.parse(found.get(log_dirs.LABEL, "")),
-        log_dir_states=log_dirs.parse_states(found.get(log_dirs.STATES, "")),
+        log_dir_states=log_dirs.parse_states(found.get(log_dirs.LABEL, "")),
     )
 
 

@@ -25,8 +25,7 @@ from typing import Any
 from ..rules import cite
 from . import hostread
 
-LABEL = "log_dir_replicas"
-STATES = "log_dir_states"
+LABEL = "log_dirs"
 #: A log directory's state as the node's read finds it: ``formatted`` (meta.properties there),
 #: ``blank`` (no meta.properties: a new or replaced disk, formatted by the run, KR-07) or
 #: ``failed`` (reading it fails with an I/O error: a failed disk, OP-13).
@@ -44,37 +43,34 @@ def first(cluster: Mapping[str, Any], host: str) -> str:
 
 
 def question(config: str) -> hostread.Question:
-    """Each log directory of the server.properties at ``config`` (the one the node runs with) and
-    how many partition replicas it holds, ``DIR=COUNT`` separated by spaces: the directories named
-    ``<topic>-<partition>`` (not those Kafka marks -delete, -future or -stray)."""
-    q = shlex.quote(config)
+    """Each log directory of the server.properties at ``config`` (the one the node runs with), its
+    state and how many partition replicas it holds, ``DIR=STATE:COUNT`` separated by spaces. The
+    state is :data:`FAILED` when listing the directory fails with an I/O error (a failed disk,
+    whatever else it holds), else :data:`FORMATTED` or :data:`BLANK`; the replicas are the
+    directories named ``<topic>-<partition>`` (not those Kafka marks -delete, -future or -stray)."""
+    q, failed = shlex.quote(config), hostread.io_error('"$d"')
     return hostread.ask(LABEL, (
         f"for d in $(sed -n 's/^log[.]dirs=//p' {q} 2>/dev/null | tr ',' ' '); do "
-        "printf '%s=%s ' \"$d\" \"$(find \"$d\" -mindepth 1 -maxdepth 1 -type d "
+        f"if {failed}; then s={FAILED}; "
+        f"elif [ -e \"$d/meta.properties\" ]; then s={FORMATTED}; else s={BLANK}; fi; "
+        "printf '%s=%s:%s ' \"$d\" \"$s\" \"$(find \"$d\" -mindepth 1 -maxdepth 1 -type d "
         "-regextype posix-extended -regex '.*-[0-9]+' 2>/dev/null | wc -l)\"; done"))
 
 
-def states_question(config: str) -> hostread.Question:
-    """Each log directory of the server.properties at ``config`` and its state (``DIR=STATE``
-    separated by spaces, :data:`FORMATTED`, :data:`BLANK` or :data:`FAILED`): a directory whose
-    listing fails with an I/O error is on a failed disk, whatever else it holds."""
-    q = shlex.quote(config)
-    return hostread.ask(STATES, (
-        f"for d in $(sed -n 's/^log[.]dirs=//p' {q} 2>/dev/null | tr ',' ' '); do "
-        "case \"$(ls -a -- \"$d\" 2>&1 > /dev/null)\" in "
-        f"*'Input/output error'*) s={FAILED};; "
-        f"*) if [ -e \"$d/meta.properties\" ]; then s={FORMATTED}; else s={BLANK}; fi;; esac; "
-        "printf '%s=%s ' \"$d\" \"$s\"; done"))
+def _items(answer: str) -> list[tuple[str, str, str]]:
+    """:func:`question`'s answer as (directory, state, count) triples."""
+    found = []
+    for item in answer.split():
+        directory, held = item.rpartition("=")[::2]
+        state, count = held.partition(":")[::2]
+        if directory:
+            found.append((directory, state, count))
+    return found
 
 
 def parse_states(answer: str) -> dict[str, str]:
-    """:func:`states_question`'s answer: log directory to its state."""
-    found = {}
-    for item in answer.split():
-        directory, state = item.rpartition("=")[::2]
-        if directory and state in (FORMATTED, BLANK, FAILED):
-            found[directory] = state
-    return found
+    """:func:`question`'s answer: log directory to its state."""
+    return {d: state for d, state, _ in _items(answer) if state in (FORMATTED, BLANK, FAILED)}
 
 
 def failed_refusal(host: str, failed: Sequence[str]) -> str:
@@ -99,12 +95,7 @@ def failed_refusal(host: str, failed: Sequence[str]) -> str:
 
 def parse(answer: str) -> dict[str, int]:
     """:func:`question`'s answer: log directory to the replicas it holds."""
-    found = {}
-    for item in answer.split():
-        directory, count = item.rpartition("=")[::2]
-        if directory and count.isdigit():
-            found[directory] = int(count)
-    return found
+    return {d: int(count) for d, _, count in _items(answer) if count.isdigit()}
 
 
 def refusal(host: str, running: Mapping[str, int], planned: Sequence[str]) -> str:

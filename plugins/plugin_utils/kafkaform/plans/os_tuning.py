@@ -96,10 +96,7 @@ def _disk_questions(context: Mapping[str, Any]) -> list[hostread.Question]:
             hostread.ask(_label("entry", mount), (
                 f"find {m} -mindepth 1 -maxdepth 1 -printf '%p' -quit 2> /dev/null "
                 "| base64 -w0")),
-            # A filesystem whose disk failed answers every call with EIO (OP-13).
-            hostread.ask(_label("failed", mount), (
-                f"case \"$(ls -a -- {m} 2>&1 > /dev/null)\" in "
-                "*'Input/output error'*) echo yes;; esac")),
+            hostread.ask(_label("failed", mount), f"if {hostread.io_error(m)}; then echo yes; fi"),
         ]
     asked += [hostread.ask(_label("user", str(owner)),
                            f"getent passwd {q(str(owner))} > /dev/null && echo yes")
