@@ -66,6 +66,31 @@ def test_reload_tls_dry_run_names_the_listeners_and_runs_nothing(
     assert capsys.readouterr().out == "(dry run) would reload BROKER, CLIENT on broker 7\n"
 
 
+def test_a_request_that_timed_out_is_sent_again_and_the_last_error_reported(
+        helper: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reload-tls alter on a loaded broker can outlast its request timeout and still apply:
+    the same request is sent again, up to three times, 2 s apart."""
+    sleeps: list[float] = []
+    monkeypatch.setattr(helper.time, "sleep", sleeps.append)
+    calls: list[int] = []
+
+    def slow_twice() -> None:
+        calls.append(1)
+        if len(calls) < 3:
+            raise TimeoutError("Request timed out after 19845 ms")
+
+    assert helper.retried(slow_twice) == ""
+    assert (len(calls), sleeps) == (3, [2, 2])
+    calls.clear()
+
+    def always() -> None:
+        calls.append(1)
+        raise SystemExit("kafkaform-kafka: INVALID_CONFIG")
+
+    assert helper.retried(always) == "kafkaform-kafka: INVALID_CONFIG"
+    assert len(calls) == 3
+
+
 # The ZooKeeper shell's merged output for four `get`s on stdin, as Kafka 3.9's shell printed it on
 # the lab's brokers (registrations shortened), then one session that lost its connection.
 SHELL_OUTPUT = """Connecting to zk1:2181,zk2:2181,zk3:2181/kafka/lab
