@@ -17,9 +17,11 @@ beginning with the ConsoleConsumer and prints the counts:
 + rotate: a rotation of the cluster CA (``playbooks/rotate_tls.yml``: trust, reissue, finish) under
   load; every acknowledged message must be read back exactly once, at the end every broker
   presents a certificate of the new CA (the final read trusts it alone), every Kafka node (the
-  KRaft controllers too) trusts that CA alone. No broker restarts in ZooKeeper mode (each loads its
-  new material while it runs); in KRaft mode every node rolls, as a node's connections to the
-  quorum keep the material they started with. Java clients read their trust store at start, so
+  KRaft controllers too) trusts that CA alone. No broker and no ZooKeeper member restarts in
+  ZooKeeper mode (each loads its new material while it runs); then one follower restarted on the
+  new material must rejoin the quorum, which it does only if the leader reloaded both. In KRaft
+  mode every node rolls, as a node's connections to the quorum keep the material they started
+  with. Java clients read their trust store at start, so
   each step's producer starts after the step before, as the README asks of operators' clients.
 + secure: a cluster an earlier release built open (plaintext, anonymous ZooKeeper) secured in
   place by the three runs of kafka_security_migration under load; every acknowledged message must
@@ -307,8 +309,29 @@ def phases_under_load(inventory: str, name: str, phases: list[tuple[str, Callabl
     return under_load(inventory, name, run_phases, seconds, False, throughput, report)
 
 
-def main_pids(hosts: list[str]) -> dict[str, str]:
-    return {host: sh(host, "systemctl show -p MainPID --value kafka").strip() for host in hosts}
+def main_pids(hosts: list[str], unit: str = "kafka") -> dict[str, str]:
+    return {host: sh(host, f"systemctl show -p MainPID --value {unit}").strip() for host in hosts}
+
+
+def zookeeper_rejoins_on_new_material(members: list[str]) -> bool:
+    """Restart one follower once the rotation is over: it presents its new certificate and trusts
+    the new CA alone, so it joins the quorum only if the leader reloaded both as it ran."""
+    modes = {m: sh(m, "zookeeper-4lw srvr", check=False) for m in members}
+    follower = next((m for m, out in modes.items() if "Mode: follower" in out), "")
+    if not follower:
+        print(f"rotate: no ZooKeeper follower to restart among {members} -> FAIL")
+        return False
+    sh(follower, "systemctl restart zookeeper")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if "Mode: follower" in sh(follower, "zookeeper-4lw srvr", check=False):
+            print(f"rotate: ZooKeeper member {follower} restarted on the new material and "
+                  "rejoined as a follower")
+            return True
+        time.sleep(2)
+    print(f"rotate: ZooKeeper member {follower} restarted on the new material did not rejoin "
+          "within 120 s: the leader did not reload its keystore or trust bundle -> FAIL")
+    return False
 
 
 def playbook(inventory: str, name: str, *extra: str) -> float:
@@ -345,8 +368,9 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
     create_topic(client, boot, topic)
     wait_healthy(client, boot, ids)
     before = sh(client, f"sha256sum < {TRUST}")
-    nodes = kafka_nodes(inventory_list(inventory))
-    pids = main_pids(nodes)
+    listed = inventory_list(inventory)
+    nodes, members = kafka_nodes(listed), listed.get("zookeeper", {}).get("hosts", [])
+    pids, member_pids = main_pids(nodes), main_pids(members, "zookeeper")
     events: list[dict[str, Any]] = []
     for prefix, step in enumerate(("trust", "reissue", "finish"), start=1):
         run = start_producer(client, boot, topic, throughput, prefix)
@@ -370,6 +394,11 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
         print(f"rotate: restarted {sorted(restarted)}, expected {sorted(expected)}: brokers in "
               "ZooKeeper mode load the new material running, KRaft nodes roll -> FAIL")
         ok = False
+    if members:  # ZooKeeper reloads its keystore and trust bundle as it runs (SE-18)
+        restarted = [m for m, pid in main_pids(members, "zookeeper").items()
+                     if pid != member_pids[m]]
+        print(f"rotate: ZooKeeper members restarted: {len(restarted)} of {len(members)}")
+        ok &= not restarted and zookeeper_rejoins_on_new_material(members)
     return ok
 
 

@@ -44,6 +44,17 @@ def test_the_golden_sample_is_the_context_of_kf_zk2() -> None:
         golden["zookeeper"]
 
 
+def test_a_member_reloads_its_tls_material_and_is_not_restarted_for_it() -> None:
+    """SE-18: zoo.cfg has the member reload its keystore and trust bundle for the quorum and for
+    clients, so neither file makes a running member stale; zoo.cfg itself still does."""
+    ctx = context()
+    cfg = zoo_cfg(ctx)
+    assert (cfg["sslQuorumReloadCertFiles"], cfg["client.certReload"]) == ("true", "true")
+    tls = ctx["tls"]
+    assert not {tls["keystore"], tls["trust"]} & set(ctx["restart_files"])
+    assert {f"{ctx['conf_dir']}/zoo.cfg", tls["password_file"]} <= set(ctx["restart_files"])
+
+
 def test_sasl_is_required_of_clients_and_between_members_by_default() -> None:
     ctx = context(zookeeper_conf_dir="/srv/zk/conf/")
     cfg = zoo_cfg(ctx)

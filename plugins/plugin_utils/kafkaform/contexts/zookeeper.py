@@ -172,6 +172,11 @@ def tls_settings(tls: Mapping[str, str], step: str, address: str,
         **{f"ssl.quorum.{key}": value for key, value in stores.items()},
         # Members verify each other's names and addresses against their certificates.
         "ssl.quorum.hostnameVerification": "true",
+        # Each member reloads its keystore and trust bundle when either file changes, for the
+        # quorum and for clients (ZooKeeper 3.8.1 and later): a renewal or a CA rotation
+        # restarts no member (SE-18).
+        "sslQuorumReloadCertFiles": "true",
+        "client.certReload": "true",
         "sslQuorum": "true" if clients_use_tls(step) else "false",
         "portUnification": "false" if step == "required" else "true",
     }
@@ -338,11 +343,11 @@ def _security_step(enforced: bool, learner_requires: bool) -> str:
 
 def _restart_files(member: _Member, tls: Mapping[str, str]) -> list[str]:
     """OP-03: the files the member reads only at start; it restarts when one changed after it
-    started."""
+    started. Not the keystore and the trust bundle: zoo.cfg has the member reload them when they
+    change (tls_settings), and a member started before zoo.cfg said so restarts for zoo.cfg."""
     conf_dir = member.conf_dir
     return [f"{member.data_dir}/myid", f"{conf_dir}/zoo.cfg", member.jaas_file,
-            f"{conf_dir}/logback.xml", f"{conf_dir}/release",
-            tls["trust"], tls["keystore"], tls["password_file"],
+            f"{conf_dir}/logback.xml", f"{conf_dir}/release", tls["password_file"],
             f"{SYSTEMD_UNIT_DIR}/zookeeper.service"]
 
 
