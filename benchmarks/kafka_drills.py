@@ -80,6 +80,8 @@ CP = "$(readlink -f /opt/kafkaform/kafka)/libs/*"
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 # The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
 TRUST = "/etc/kafka/tls/trust.pem"
+#: Where a ZooKeeper member serves TLS clients (zookeeper_secure_client_port's default).
+ZOOKEEPER_SECURE_PORT = 2182
 # Kafka's tools as the helper starts them: C1 only, the serial collector, a small heap.
 TOOL_JVM = " ".join(jvm.KAFKA_TOOL)
 SERVER_PROPERTIES = "/etc/kafka/server.properties"
@@ -313,9 +315,20 @@ def main_pids(hosts: list[str], unit: str = "kafka") -> dict[str, str]:
     return {host: sh(host, f"systemctl show -p MainPID --value {unit}").strip() for host in hosts}
 
 
-def zookeeper_rejoins_on_new_material(members: list[str]) -> bool:
-    """Restart one follower once the rotation is over: it presents its new certificate and trusts
-    the new CA alone, so it joins the quorum only if the leader reloaded both as it ran."""
+def zookeeper_serves_new_material(members: dict[str, int], client: str) -> bool:
+    """Once the rotation is over, without a restart: each member's secure client port presents
+    a certificate that ``client`` (a broker, trusting the new CA alone) verifies. Then one
+    follower restarted presents its new certificate and trusts the new CA alone, so it joins the
+    quorum only if the leader reloaded both as it ran. ``members``: each one's secure port."""
+    for member, port in members.items():
+        answer = sh(client, f"openssl s_client -connect {member}:{port} "
+                            f"-CAfile {TRUST} < /dev/null 2>&1 | grep 'Verify return code'",
+                    check=False).strip()
+        if not answer.startswith("Verify return code: 0 "):
+            print(f"rotate: ZooKeeper member {member}'s client port presents a certificate the "
+                  f"new CA does not verify ({answer or 'no answer'}) -> FAIL")
+            return False
+    print("rotate: every ZooKeeper member's client port presents a certificate of the new CA")
     modes = {m: sh(m, "zookeeper-4lw srvr", check=False) for m in members}
     follower = next((m for m, out in modes.items() if "Mode: follower" in out), "")
     if not follower:
@@ -398,7 +411,10 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
         restarted = [m for m, pid in main_pids(members, "zookeeper").items()
                      if pid != member_pids[m]]
         print(f"rotate: ZooKeeper members restarted: {len(restarted)} of {len(members)}")
-        ok &= not restarted and zookeeper_rejoins_on_new_material(members)
+        hostvars = listed["_meta"]["hostvars"]
+        ports = {m: int(hostvars.get(m, {}).get("zookeeper_secure_client_port",
+                                                  ZOOKEEPER_SECURE_PORT)) for m in members}
+        ok &= not restarted and zookeeper_serves_new_material(ports, client)
     return ok
 
 
