@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import _podman
+import _zookeeper
 
 from kafkaform import jvm, model
 from kafkaform.checks import host_inputs
@@ -80,8 +81,6 @@ CP = "$(readlink -f /opt/kafkaform/kafka)/libs/*"
 ADMIN_CONFIG = "/etc/kafka/admin-client.properties"
 # The trust bundle each broker carries (kafka_broker_tls_dir): one CA, two during a rotation.
 TRUST = "/etc/kafka/tls/trust.pem"
-#: Where a ZooKeeper member serves TLS clients (zookeeper_secure_client_port's default).
-ZOOKEEPER_SECURE_PORT = 2182
 # Kafka's tools as the helper starts them: C1 only, the serial collector, a small heap.
 TOOL_JVM = " ".join(jvm.KAFKA_TOOL)
 SERVER_PROPERTIES = "/etc/kafka/server.properties"
@@ -315,38 +314,6 @@ def main_pids(hosts: list[str], unit: str = "kafka") -> dict[str, str]:
     return {host: sh(host, f"systemctl show -p MainPID --value {unit}").strip() for host in hosts}
 
 
-def zookeeper_serves_new_material(members: dict[str, int], client: str) -> bool:
-    """Once the rotation is over, without a restart: each member's secure client port presents
-    a certificate that ``client`` (a broker, trusting the new CA alone) verifies. Then one
-    follower restarted presents its new certificate and trusts the new CA alone, so it joins the
-    quorum only if the leader reloaded both as it ran. ``members``: each one's secure port."""
-    for member, port in members.items():
-        answer = sh(client, f"openssl s_client -connect {member}:{port} "
-                            f"-CAfile {TRUST} < /dev/null 2>&1 | grep 'Verify return code'",
-                    check=False).strip()
-        if not answer.startswith("Verify return code: 0 "):
-            print(f"rotate: ZooKeeper member {member}'s client port presents a certificate the "
-                  f"new CA does not verify ({answer or 'no answer'}) -> FAIL")
-            return False
-    print("rotate: every ZooKeeper member's client port presents a certificate of the new CA")
-    modes = {m: sh(m, "zookeeper-4lw srvr", check=False) for m in members}
-    follower = next((m for m, out in modes.items() if "Mode: follower" in out), "")
-    if not follower:
-        print(f"rotate: no ZooKeeper follower to restart among {members} -> FAIL")
-        return False
-    sh(follower, "systemctl restart zookeeper")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if "Mode: follower" in sh(follower, "zookeeper-4lw srvr", check=False):
-            print(f"rotate: ZooKeeper member {follower} restarted on the new material and "
-                  "rejoined as a follower")
-            return True
-        time.sleep(2)
-    print(f"rotate: ZooKeeper member {follower} restarted on the new material did not rejoin "
-          "within 120 s: the leader did not reload its keystore or trust bundle -> FAIL")
-    return False
-
-
 def playbook(inventory: str, name: str, *extra: str) -> float:
     """Run playbooks/``name``; return its duration in seconds."""
     start = time.monotonic()
@@ -408,13 +375,7 @@ def rotation_under_load(inventory: str, seconds: float, throughput: int) -> bool
               "ZooKeeper mode load the new material running, KRaft nodes roll -> FAIL")
         ok = False
     if members:  # ZooKeeper reloads its keystore and trust bundle as it runs (SE-18)
-        restarted = [m for m, pid in main_pids(members, "zookeeper").items()
-                     if pid != member_pids[m]]
-        print(f"rotate: ZooKeeper members restarted: {len(restarted)} of {len(members)}")
-        hostvars = listed["_meta"]["hostvars"]
-        ports = {m: int(hostvars.get(m, {}).get("zookeeper_secure_client_port",
-                                                  ZOOKEEPER_SECURE_PORT)) for m in members}
-        ok &= not restarted and zookeeper_serves_new_material(ports, client)
+        ok &= _zookeeper.after_rotation(listed, members, member_pids, client, TRUST)
     return ok
 
 
