@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..rules import cite
 from . import hostread
@@ -57,20 +57,28 @@ def question(config: str) -> hostread.Question:
         "-regextype posix-extended -regex '.*-[0-9]+' 2>/dev/null | wc -l)\"; done"))
 
 
-def _items(answer: str) -> list[tuple[str, str, str]]:
-    """:func:`question`'s answer as (directory, state, count) triples."""
+class Answered(NamedTuple):
+    """One log directory in :func:`question`'s answer."""
+
+    directory: str
+    state: str
+    replicas: str
+
+
+def _items(answer: str) -> list[Answered]:
+    """:func:`question`'s answer, one entry per log directory."""
     found = []
     for item in answer.split():
         directory, held = item.rpartition("=")[::2]
         state, count = held.partition(":")[::2]
         if directory:
-            found.append((directory, state, count))
+            found.append(Answered(directory, state, count))
     return found
 
 
 def parse_states(answer: str) -> dict[str, str]:
     """:func:`question`'s answer: log directory to its state."""
-    return {d: state for d, state, _ in _items(answer) if state in (FORMATTED, BLANK, FAILED)}
+    return {i.directory: i.state for i in _items(answer) if i.state in (FORMATTED, BLANK, FAILED)}
 
 
 def failed_refusal(host: str, failed: Sequence[str]) -> str:
@@ -95,7 +103,7 @@ def failed_refusal(host: str, failed: Sequence[str]) -> str:
 
 def parse(answer: str) -> dict[str, int]:
     """:func:`question`'s answer: log directory to the replicas it holds."""
-    return {d: int(count) for d, _, count in _items(answer) if count.isdigit()}
+    return {i.directory: int(i.replicas) for i in _items(answer) if i.replicas.isdigit()}
 
 
 def refusal(host: str, running: Mapping[str, int], planned: Sequence[str]) -> str:
