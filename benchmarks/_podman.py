@@ -6,23 +6,24 @@ this folder first on the import path); not a benchmark itself.
 
 from __future__ import annotations
 
-import subprocess
+from kafkaform import exec_channel
 
 
 def sh(container: str, command: str, *, timeout: float = 120, check: bool = True,
        tail: tuple[int, int] | None = None) -> str:
-    """Run ``command`` with ``sh -c`` in ``container`` (``podman exec``); return its stdout.
+    """Run ``command`` with ``sh -c`` in ``container`` (``podman exec``, through the project's
+    exec channel: one long-lived ``podman exec`` per container); return its stdout.
 
     ``timeout``: seconds before subprocess.TimeoutExpired. ``check``: a non-zero exit raises
     RuntimeError naming the container, the command and the output; when false, the stdout is
     returned whatever the exit. ``tail``: the output in that error, whole after ``: `` (None), or
     only the last (stdout, stderr) characters of each, on a line of their own.
     """
-    result = subprocess.run(["podman", "exec", container, "sh", "-c", command],
-                            capture_output=True, text=True, timeout=timeout, check=False)
+    result = exec_channel.run(container, ["sh", "-c", command], timeout=timeout)
+    stdout, stderr = (data.decode("utf-8", "replace") for data in (result.stdout, result.stderr))
     if check and result.returncode != 0:
         if tail is None:
-            raise RuntimeError(f"{container}: {command}: {result.stdout}{result.stderr}")
+            raise RuntimeError(f"{container}: {command}: {stdout}{stderr}")
         out, err = tail
-        raise RuntimeError(f"{container}: {command}\n{result.stdout[-out:]}{result.stderr[-err:]}")
-    return result.stdout
+        raise RuntimeError(f"{container}: {command}\n{stdout[-out:]}{stderr[-err:]}")
+    return stdout

@@ -67,7 +67,7 @@ from typing import Any
 import _podman
 import _zookeeper
 
-from kafkaform import jvm, model
+from kafkaform import exec_channel, jvm, model
 from kafkaform.checks import host_inputs
 from kafkaform.contexts.kafka_broker import kafka_broker_context
 from kafkaform.inventory import load as load_inventory
@@ -121,10 +121,9 @@ def kafka_nodes(data: dict[str, Any]) -> list[str]:
 
 
 def healthy(container: str, boot: str, ids: list[int]) -> bool:
-    result = subprocess.run(["podman", "exec", container, "/usr/local/sbin/kafkaform-kafka",
-                             "--bootstrap", boot, "health", "--ids", ",".join(map(str, ids))],
-                            capture_output=True, text=True, check=False, timeout=300)
-    return result.returncode == 0
+    return exec_channel.run(container, ["/usr/local/sbin/kafkaform-kafka", "--bootstrap", boot,
+                                        "health", "--ids", ",".join(map(str, ids))],
+                            timeout=300).returncode == 0
 
 
 def wait_until(container: str, boot: str, ids: list[int], *, passing: bool, timeout: float,

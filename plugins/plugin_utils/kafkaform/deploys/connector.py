@@ -10,6 +10,7 @@ inventory and executes: each host's commands go to the podman, SSH or local conn
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 from collections.abc import Iterator
@@ -19,11 +20,20 @@ from typing import Any
 import gevent
 from pyinfra import local
 from pyinfra.api.exceptions import ConnectError, InventoryError, PyinfraError
+from pyinfra.api.output import echo
 from pyinfra.connectors.base import BaseConnector
 from pyinfra.connectors.docker import PodmanConnector
 from pyinfra.connectors.local import LocalConnector
 from pyinfra.connectors.ssh import SSHConnector
+from pyinfra.connectors.util import (
+    CommandOutput,
+    OutputLine,
+    execute_command_with_sudo_retry,
+    make_unix_command_for_host,
+    write_stdin,
+)
 
+from .. import exec_channel
 from . import hosts
 
 
@@ -50,6 +60,53 @@ class RunningContainerConnector(PodmanConnector):
 
     def disconnect(self) -> None:
         pass
+
+    def run_shell_command(self, command: Any, print_output: bool = False,
+                          print_input: bool = False, **arguments: Any) -> tuple[bool, Any]:
+        """pyinfra's command, run in the container through the project's exec channel (one
+        long-lived ``podman exec`` for every command); with a pseudo-terminal or a timeout,
+        pyinfra's own ``podman exec`` runs it."""
+        if arguments.get("_get_pty") or arguments.get("_timeout"):
+            return super().run_shell_command(
+                command, print_output=print_output, print_input=print_input, **arguments)
+        arguments.pop("_get_pty", None)
+        arguments.pop("_timeout", None)
+        success_codes = arguments.pop("_success_exit_codes", None) or [0]
+        stdin = arguments.pop("_stdin", None)
+
+        def execute() -> tuple[int, CommandOutput]:
+            unix_command = make_unix_command_for_host(self.state, self.host, command, **arguments)
+            if print_input:
+                echo(f"{self.host.print_prefix}>>> {unix_command}", err=True)
+            result = exec_channel.run(self.container_id, ["sh", "-c", unix_command.get_raw_value()],
+                                      stdin=stdin_bytes(stdin), podman=shlex.split(self.docker_cmd))
+            lines = [OutputLine(name, line) for name, data in
+                     (("stdout", result.stdout), ("stderr", result.stderr))
+                     for line in data.decode("utf-8", "replace").splitlines()]
+            if print_output:
+                for line in lines:
+                    echo(f"{self.host.print_prefix}{line.line}", err=True)
+            return result.returncode, CommandOutput(lines)
+
+        code, output = execute_command_with_sudo_retry(
+            self.host, arguments, execute)  # type: ignore[arg-type]  # pyinfra's TypedDict
+        return code in success_codes, output
+
+
+class _Captured(io.BytesIO):
+    """A buffer pyinfra's write_stdin may close: what it wrote stays readable."""
+
+    def close(self) -> None:
+        pass
+
+
+def stdin_bytes(stdin: Any) -> bytes | None:
+    """pyinfra's ``_stdin`` (text, lines or a file) as the bytes its own connectors would send."""
+    if not stdin:
+        return None
+    captured = _Captured()
+    write_stdin(stdin, captured)  # type: ignore[no-untyped-call]  # pyinfra's, untyped
+    return captured.getvalue()
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import testinfra  # type: ignore[import-untyped]
+import testinfra.backend  # type: ignore[import-untyped]
 import testinfra.host  # type: ignore[import-untyped]
 
 from kafkaform import defaults, model
@@ -32,6 +33,10 @@ from kafkaform import inventory as inventory_loader
 from kafkaform.inventory import PODMAN_CONNECTIONS
 from kafkaform.model import InventoryView
 from kafkaform.plans.files import PlannedFile
+
+# ``podman://`` hosts go through the exec channel: one long-lived `podman exec` per container
+# instead of one per command (verify/backend.py). testinfra looks its backends up in this table.
+testinfra.backend.BACKENDS["podman"] = "kafkaform.verify.backend.PodmanChannelBackend"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
