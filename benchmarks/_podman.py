@@ -27,3 +27,9 @@ def sh(container: str, command: str, *, timeout: float = 120, check: bool = True
         out, err = tail
         raise RuntimeError(f"{container}: {command}\n{stdout[-out:]}{stderr[-err:]}")
     return stdout
+
+
+def main_pids(hosts: list[str], unit: str = "kafka") -> dict[str, str]:
+    """The main process of ``unit`` on each host (``0`` where it is not running): a pid that
+    changed between two reads is a restart."""
+    return {host: sh(host, f"systemctl show -p MainPID --value {unit}").strip() for host in hosts}

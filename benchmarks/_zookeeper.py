@@ -10,10 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from _podman import sh
+from _podman import main_pids, sh
 
-#: Where a member serves TLS clients when the inventory leaves zookeeper_secure_client_port.
-SECURE_PORT = 2182
+from kafkaform.defaults import setting
 
 
 def after_rotation(listed: dict[str, Any], members: list[str], pids: dict[str, str],
@@ -21,11 +20,11 @@ def after_rotation(listed: dict[str, Any], members: list[str], pids: dict[str, s
     """No member restarted (``pids``: each one's main PID before the rotation), and each serves
     its new material (:func:`serves_new_material`); ``listed`` is the inventory as
     ``ansible-inventory --list`` gives it."""
-    now = {m: sh(m, "systemctl show -p MainPID --value zookeeper").strip() for m in members}
+    now = main_pids(members, "zookeeper")
     restarted = [m for m in members if now[m] != pids[m]]
     print(f"rotate: ZooKeeper members restarted: {len(restarted)} of {len(members)}")
     hostvars = listed["_meta"]["hostvars"]
-    ports = {m: int(hostvars.get(m, {}).get("zookeeper_secure_client_port", SECURE_PORT))
+    ports = {m: int(setting(hostvars.get(m, {}), "zookeeper_secure_client_port"))
              for m in members}
     return not restarted and serves_new_material(ports, client, trust)
 

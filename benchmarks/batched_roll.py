@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from _podman import main_pids
 from kafka_drills import (
     ADMIN_CONFIG,
     CP,
@@ -35,7 +36,6 @@ from kafka_drills import (
     SERVER_PROPERTIES,
     TOOL_JVM,
     brokers,
-    main_pids,
     phases_under_load,
     sh,
 )

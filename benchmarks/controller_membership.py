@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kafka_drills import ADMIN_CONFIG, ROOT, inventory_list, main_pids, phases_under_load, sh
+from _podman import main_pids
+from kafka_drills import ADMIN_CONFIG, ROOT, inventory_list, phases_under_load, sh
 
 METADATA_DIR = "/var/lib/kafka/metadata"
 QUORUM = ("/opt/kafkaform/kafka/bin/kafka-metadata-quorum.sh --bootstrap-controller {boot} "

@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from _podman import main_pids
 from kafka_drills import (
     ADMIN_CONFIG,
     CP,
@@ -36,7 +37,6 @@ from kafka_drills import (
     ROOT,
     TOOL_JVM,
     brokers,
-    main_pids,
     phases_under_load,
     sh,
 )

@@ -66,6 +66,7 @@ from typing import Any
 
 import _podman
 import _zookeeper
+from _podman import main_pids
 
 from kafkaform import exec_channel, jvm, model
 from kafkaform.checks import host_inputs
@@ -307,10 +308,6 @@ def phases_under_load(inventory: str, name: str, phases: list[tuple[str, Callabl
             print(f"{name} phase {phase_report(label, events, start, end, throughput)}")
 
     return under_load(inventory, name, run_phases, seconds, False, throughput, report)
-
-
-def main_pids(hosts: list[str], unit: str = "kafka") -> dict[str, str]:
-    return {host: sh(host, f"systemctl show -p MainPID --value {unit}").strip() for host in hosts}
 
 
 def playbook(inventory: str, name: str, *extra: str) -> float:

@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 
-from _podman import sh
+from _podman import main_pids, sh
 
 from kafkaform import model
 from kafkaform.defaults import setting
@@ -34,7 +34,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 def jvm_cpu_seconds(container: str) -> float:
     """utime + stime of the broker's JVM (the kafka unit's main process)."""
-    pid = sh(container, "systemctl show -p MainPID --value kafka").strip()
+    pid = main_pids([container])[container]
     fields = sh(container, f"cat /proc/{pid}/stat").rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 

@@ -210,6 +210,16 @@ def test_health_asks_the_registrations_then_only_with_every_broker_in_the_partit
     assert report["under_replicated"] == cluster.topics_asked
 
 
+def test_health_in_migration_counts_a_broker_registered_with_the_quorum(
+        helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    # Broker 2 already runs in KRaft mode: it registers with the controllers, not ZooKeeper.
+    tools = tools_of(helper, Cluster([1]), controllers="kf-ctl1:9093",
+                     quorum=lambda: {"leader": 3001, "nodes": {"2": {"lag": 0}}})
+    assert helper.health(tools, ["1", "2"]) == 1
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        "1 under-replicated partitions: kf.events-1"]
+
+
 def test_health_reports_a_cluster_it_cannot_reach_and_connects_anew_for_the_next_check(
         helper: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     opened: list[int] = []

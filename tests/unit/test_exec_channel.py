@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,18 +31,28 @@ def sockets(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A socket directory of the test's own (short: a unix socket path has 107 bytes at most);
     the daemons started there are stopped afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="kf-", dir="/tmp"))
-    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    monkeypatch.setattr(exec_channel, "socket_directory", lambda: str(directory))
     monkeypatch.delenv(exec_channel.SWITCH, raising=False)
     yield directory
-    for lock in directory.glob("*/*.lock"):
+    for lock in directory.glob("*.lock"):
         pid = lock.read_text().strip()
         if pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGTERM)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def run(container: str, *argv: str, **options: object) -> exec_channel.Result:
     return exec_channel.run(container, argv, podman=STAND_IN, **options)  # type: ignore[arg-type]
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet waited for, does not)."""
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def agent_pid(container: str) -> int:
@@ -109,7 +121,7 @@ def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     with pytest.raises(subprocess.TimeoutExpired):
         run("c8", "sh", "-c", f"echo $$ > {pid_file}; exec sleep 60", timeout=0.5)
-    assert not Path("/proc", pid_file.read_text().strip()).exists()
+    assert not running(int(pid_file.read_text()))
 
 
 def test_a_command_whose_agent_ended_fails_and_is_not_run_again(tmp_path: Path) -> None:
@@ -120,3 +132,18 @@ def test_a_command_whose_agent_ended_fails_and_is_not_run_again(tmp_path: Path) 
     assert marks.read_text() == "ran\n", "the command ran again"
     again = run("c9", "echo", "again")
     assert again.stdout == b"again\n", again
+
+
+def test_an_idle_daemon_ends_with_its_agent_and_the_next_command_starts_another(
+        monkeypatch: pytest.MonkeyPatch, sockets: Path) -> None:
+    monkeypatch.setenv(exec_channel.IDLE_SETTING, "0.5")
+    first = agent_pid("c10")
+    lock = next(sockets.glob("*.lock"))
+    daemon = int(lock.read_text())
+    deadline = time.monotonic() + 30
+    while running(daemon) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(daemon), "the idle daemon is still running"
+    assert not running(first), "its agent is still running"
+    assert not list(sockets.glob("*.sock")), "its socket is left behind"
+    assert agent_pid("c10") not in (first, os.getpid())

@@ -10,7 +10,8 @@ by the agent as its child: the environment, user, working directory and limits `
 gives, standard input only when given, and 128 + N for a command killed by signal N, as podman
 reports it.
 
-The daemon ends after IDLE_SECONDS without a request, or when its container stops. Where the
+The daemon ends after IDLE_SECONDS without a request (KAFKAFORM_EXEC_CHANNEL_IDLE), or when
+its container stops. Where the
 channel cannot be had (no python3 in the container, the container not running, or
 KAFKAFORM_EXEC_CHANNEL=off), the command runs with plain ``podman exec``, so what it prints,
 podman's own errors included, is what podman prints. A command whose agent ended while it ran is
@@ -27,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -36,8 +38,10 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple
 
-#: Seconds a daemon and its agent stay without a request before both end.
+#: Seconds a daemon and its agent stay without a request before both end, unless IDLE_SETTING
+#: (read when the daemon starts) says otherwise.
 IDLE_SECONDS = 30.0
+IDLE_SETTING = "KAFKAFORM_EXEC_CHANNEL_IDLE"
 #: Seconds a caller waits for a daemon it started to listen before running ``podman exec`` itself.
 START_SECONDS = 20.0
 #: ``off`` here (or ``0``, ``false``, ``no``) runs every command with plain ``podman exec``.
@@ -131,14 +135,22 @@ def exec_options(user: str | None) -> list[str]:
 
 
 def launcher(podman: Sequence[str], container: str, user: str | None = None) -> list[str]:
-    """The command line that starts the container's agent."""
-    return [*podman, "exec", "-i", *exec_options(user), container, "python3", "-c", AGENT]
+    """The command line that starts the container's agent, podman by its full path so that
+    every caller naming the same podman shares the agent."""
+    executable = shutil.which(podman[0]) or podman[0]
+    return [executable, *podman[1:], "exec", "-i", *exec_options(user), container,
+            "python3", "-c", AGENT]
+
+
+def socket_directory() -> str:
+    """Where the daemons' sockets are: a directory of this user's in the temporary directory."""
+    return os.path.join(tempfile.gettempdir(), f"kafkaform-exec-{os.getuid()}")
 
 
 def socket_path(agent_command: Sequence[str]) -> str:
     """The daemon's socket for one agent command line (podman, its options, the container) and
     the podman configuration in force, in a directory only this user can enter."""
-    directory = os.path.join(tempfile.gettempdir(), f"kafkaform-exec-{os.getuid()}")
+    directory = socket_directory()
     os.makedirs(directory, mode=0o700, exist_ok=True)
     if os.stat(directory).st_uid != os.getuid():
         raise Undelivered(f"{directory} belongs to another user")
@@ -184,7 +196,10 @@ def result_of(reply: dict[str, Any], argv: Sequence[str], timeout: float | None)
 
 def request_reply(agent_command: Sequence[str], request: dict[str, Any]) -> dict[str, Any]:
     """Send one request to the daemon of ``agent_command``, starting it when none listens."""
-    path = socket_path(agent_command)
+    try:
+        path = socket_path(agent_command)
+    except OSError as error:
+        raise Undelivered(str(error)) from error
     conn = connect(path) or start(agent_command, path)
     with conn:
         try:
@@ -192,7 +207,7 @@ def request_reply(agent_command: Sequence[str], request: dict[str, Any]) -> dict
             conn.shutdown(socket.SHUT_WR)
         except OSError as error:
             raise Undelivered(str(error)) from error
-        line = read_line(conn)
+        line = read_all(conn)
     if not line:
         # The daemon ended without a word: it may have passed the command on, so it is not rerun.
         return {"error": "the control-side daemon ended during the command"}
@@ -202,7 +217,7 @@ def request_reply(agent_command: Sequence[str], request: dict[str, Any]) -> dict
     return reply
 
 
-def read_line(conn: socket.socket) -> bytes:
+def read_all(conn: socket.socket) -> bytes:
     """Everything the daemon sends, up to its closing the connection."""
     chunks = []
     with contextlib.suppress(ConnectionResetError):
@@ -251,6 +266,7 @@ class Daemon:
         self.next_id = 0
         self.last_request = time.monotonic()
         self.handling = 0
+        self.idle_seconds = float(os.environ.get(IDLE_SETTING) or IDLE_SECONDS)
         self.agent_gone = threading.Event()
 
     def accepted(self, conn: socket.socket) -> None:
@@ -268,7 +284,7 @@ class Daemon:
 
     def pass_on(self, conn: socket.socket) -> None:
         """Read one request from ``conn`` and pass it on; the reply goes back from relay()."""
-        request = json.loads(read_line(conn))
+        request = json.loads(read_all(conn))
         stdin: IO[bytes] = self.agent.stdin  # type: ignore[assignment]  # started with PIPE
         with self.lock:
             if self.agent_gone.is_set():
@@ -304,7 +320,7 @@ class Daemon:
     def idle(self) -> bool:
         with self.lock:
             return (not self.waiting and not self.handling
-                    and time.monotonic() - self.last_request > IDLE_SECONDS)
+                    and time.monotonic() - self.last_request > self.idle_seconds)
 
     def busy(self) -> bool:
         """Whether a request is still being passed on, or answered by a live agent."""
