@@ -1,7 +1,7 @@
 """What a command in a podman container costs, through the exec channel and with its own
 ``podman exec`` (plugins/plugin_utils/kafkaform/exec_channel.py).
 
-    .venv/bin/python benchmarks/exec_channel.py [--image IMAGE] [--commands N]
+    .venv/bin/python benchmarks/podman_exec_cost.py [--image IMAGE] [--commands N]
 
 Starts one throwaway container of the lab's image (no network, removed at the end), then runs
 ``--commands`` times ``true`` and a small Python module's worth of work (``python3 -c`` with the

@@ -258,8 +258,7 @@ def start(agent_command: Sequence[str], path: str) -> socket.socket:
 class Daemon:
     """The control-side end: one agent, one listening socket, requests passed on by id."""
 
-    def __init__(self, path: str, agent: subprocess.Popen[bytes]) -> None:
-        self.path = path
+    def __init__(self, agent: subprocess.Popen[bytes]) -> None:
         self.agent = agent
         self.waiting: dict[int, socket.socket] = {}
         self.lock = threading.Lock()
@@ -356,7 +355,7 @@ def serve(path: str, agent_command: Sequence[str]) -> int:
     listener.bind(path)
     listener.listen(64)
     listener.settimeout(1.0)
-    daemon = Daemon(path, agent)
+    daemon = Daemon(agent)
     threading.Thread(target=daemon.relay, daemon=True).start()
     while not daemon.agent_gone.is_set() and not daemon.idle():
         with contextlib.suppress(TimeoutError):
