@@ -59,6 +59,33 @@ def test_a_rerun_after_the_broker_stopped_moves_nothing_and_unregisters_again() 
     moves = broker_moves("decommission", ["kafka6"], answer(after, [1, 2, 3, 4, 5]), ARGV)
     assert (moves.problem, moves.reassignment["partitions"]) == ("", [])
     assert moves.unregister_argv == ["h", "unregister", "--ids", "6"]
+    assert moves.elect is False  # every partition led by its preferred replica
+
+
+def led(placement: dict[str, Any], leaders: dict[int, int]) -> dict[str, Any]:
+    """``placement`` with each partition led by its preferred replica, but those in
+    ``leaders`` (partition: leader)."""
+    for p in placement["partitions"]:
+        p["leader"] = leaders.get(p["partition"], p["replicas"][0])
+    return placement
+
+
+def test_a_rerun_with_nothing_to_move_gives_leadership_back_an_interrupted_run_left_astray(
+) -> None:
+    """A run stopped between its moves and its election: the rerun moves nothing and elects."""
+    after = [[r if r != 6 else 5 for r in p] for p in SPREAD]
+    astray = led(answer(after, [1, 2, 3, 4, 5]), {0: 3, 2: 5})
+    moves = broker_moves("decommission", ["kafka6"], astray, ARGV)
+    assert (moves.problem, moves.reassignment["partitions"], moves.elect) == ("", [], True)
+    assert moves.summary.endswith("; 2 partition(s) led by another replica than their preferred "
+                                  "one (kf.orders-0, kf.orders-2): a preferred-replica election "
+                                  "follows")
+    # A preferred replica out of sync cannot lead: no election for it, on every rerun.
+    out_of_sync = led(answer(after, [1, 2, 3, 4, 5]), {0: 3})
+    out_of_sync["partitions"][0]["isr"] = [3, 5]
+    assert broker_moves("decommission", ["kafka6"], out_of_sync, ARGV).elect is False
+    # Moves elect whatever the leaders were.
+    assert broker_moves("decommission", ["kafka6"], led(answer(SPREAD), {}), ARGV).elect is True
 
 
 @pytest.mark.parametrize(("named", "placement", "says"), [

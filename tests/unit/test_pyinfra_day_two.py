@@ -89,6 +89,19 @@ def test_a_decommission_moves_then_stops_and_unregisters_only_once_the_broker_ho
                    ("k1", "health --ids 1,2,3,4,5")]
 
 
+def test_a_rerun_with_nothing_to_move_still_runs_the_election_an_interrupted_run_missed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    astray = json.loads(placement(SPREAD))
+    for p in astray["partitions"]:
+        p["leader"] = p["replicas"][1 if p["partition"] == 3 else 0]
+    ran = run(monkeypatch, "scale_out", [], [DONE], [json.dumps(astray)])
+    assert [c for _, c in ran if c in ("reassign", "elect")] == ["elect"]
+    answers = {("placement",): json.dumps(astray),
+               ("reassign-wait", "--dry-run"): NOTHING_IN_FLIGHT}
+    todo, said = planned(monkeypatch, "scale_out", [], answers, WITH_CONTROLLER)
+    assert todo is True and "1 partition(s) led by another replica" in said[0] and "t-3" in said[0]
+
+
 def test_moves_that_fail_are_cancelled_and_no_broker_stops(
         monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[tuple[str, str]] = []

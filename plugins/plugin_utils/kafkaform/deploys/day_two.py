@@ -121,6 +121,7 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
         except DeployError:
             base.run_on(me, argv["cancel"])
             raise
+    if moves.elect:
         _ran(me, argv["elect"], "the preferred-replica election")
     if operation == "decommission":
         left = _decided(operation, named, me, argv)
@@ -141,8 +142,9 @@ def carry_out(operation: str, named: list[str], argv: dict[str, Any], timeout_s:
 
 def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> bool:
     """Asked when the deploy is planned, before anything runs (so a dry run, --dry, changes
-    nothing and says what a real run would do): replicas to move, or a broker a decommission
-    names still registered. Decided as a dry run decides (plans.broker_moves): the moves an
+    nothing and says what a real run would do): replicas to move, leadership to give back (an
+    election an interrupted run did not reach), or a broker a decommission names still
+    registered. Decided as a dry run decides (plans.broker_moves): the moves an
     interrupted run left in flight taken as done, and for a scale-out, whose converge starts
     new brokers only later in the run, every broker of the inventory taken as running. True
     when the cluster cannot answer (the run then finds out)."""
@@ -160,7 +162,7 @@ def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> 
     if in_flight:
         logger.info(f"{host.name}: {len(in_flight)} partition move(s) an interrupted run left "
                     "in flight, waited for first")
-    if moves.reassignment and moves.reassignment["partitions"]:
+    if (moves.reassignment and moves.reassignment["partitions"]) or moves.elect:
         logger.info(f"{host.name}: {moves.summary}")
         for line in moves.moved:
             logger.info(f"{host.name}:   {line}")
@@ -170,7 +172,8 @@ def _something_to_do(operation: str, named: list[str], argv: dict[str, Any]) -> 
     if leaving:
         logger.info(f"{host.name}: broker(s) {', '.join(map(str, sorted(leaving)))} to be "
                     "stopped" + (" and unregistered" if moves.unregister_argv else ""))
-    return bool(moves.problem or in_flight or moves.reassignment["partitions"] or leaving)
+    return bool(moves.problem or in_flight or moves.reassignment["partitions"] or leaving
+                or moves.elect)
 
 
 def _operation(operation: str) -> None:

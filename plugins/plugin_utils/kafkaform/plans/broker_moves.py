@@ -129,6 +129,10 @@ class BrokerMoves:
     uncordon_note: str = ""
     #: Each move in words, "topic-partition: replicas before -> after": what a dry run reports.
     moved: list[str] = field(default_factory=list)
+    #: A preferred-replica election follows: after moves, and also when nothing moves but a
+    #: partition is led by another replica while its preferred one is in sync (a run that
+    #: stopped between its moves and its election leaves that; a rerun makes up for it).
+    elect: bool = False
 
     def as_vars(self) -> dict[str, Any]:
         return asdict(self)
@@ -234,10 +238,25 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
         moves = replace(moves, health_argv=_health(argv, [b for b in live
                                                           if b not in starting_ids]))
     problems, warning = disk_problems(answer, moved)
+    astray = [] if moved else led_astray(partitions, answer)
     return replace(moves, problem="; ".join(problems), warning=warning,
                    reassignment=moves.reassignment if not problems else {},
-                   summary=moves.summary + _where(answer, moved),
-                   moved=[] if problems else _moved(answer, moved))
+                   summary=moves.summary + _where(answer, moved) + (
+                       f"; {len(astray)} partition(s) led by another replica than their "
+                       f"preferred one ({', '.join(astray[:3])}{', ...' if astray[3:] else ''}):"
+                       " a preferred-replica election follows" if astray else ""),
+                   moved=[] if problems else _moved(answer, moved),
+                   elect=not problems and bool(moved or astray))
+
+
+def led_astray(partitions: Sequence[Partition], answer: Mapping[str, Any]) -> list[str]:
+    """The partitions (topic-number) whose leader is not their preferred replica (the first)
+    while that replica is in sync, so that an election would give it back."""
+    leaders = {(str(p["topic"]), int(p["partition"])): int(p.get("leader", -1))
+               for p in answer.get("partitions", [])}
+    return [f"{p.topic}-{p.partition}" for p in partitions
+            if p.replicas and p.replicas[0] in p.isr
+            and leaders.get((p.topic, p.partition), -1) not in (-1, p.replicas[0])]
 
 
 def settled(answer: Mapping[str, Any], done: Sequence[Mapping[str, Any]],
@@ -299,7 +318,8 @@ def _log_dirs(named: Sequence[str], answer: Mapping[str, Any] | None,
     reassignment, summary, problem = log_dir_moves.empty_log_dirs(named, answer, host_of)
     return BrokerMoves(operation, problem=problem, reassignment=reassignment, summary=summary,
                        health_argv=health,
-                       moved=log_dir_moves.said_moves(reassignment, answer))
+                       moved=log_dir_moves.said_moves(reassignment, answer),
+                       elect=bool(not problem and reassignment.get("partitions")))
 
 
 def disk_problems(answer: Mapping[str, Any],
