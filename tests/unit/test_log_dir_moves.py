@@ -64,6 +64,10 @@ def test_a_directory_named_everywhere_moves_each_brokers_replicas_on_that_broker
     (["/d0", "/d1"], "broker 2: every log directory it has is named"),
     ([], "no log directory named: set kafka_broker_empty_log_dirs"),
     (["k9:/d1"], "k9:/d1: not a broker of the inventory"),
+    (["/d1", "k2:/d2", "/srv"], "k2:/d2, /srv: names no log directory the running brokers report "
+                                "(/d0/kafka-logs, /d1/kafka-logs, /d2/kafka-logs) (OP-11). Set "
+                                "kafka_broker_empty_log_dirs to directories of log.dirs or their "
+                                "mounts, DIR or HOST:DIR"),
 ])
 def test_refusals_name_the_broker_and_the_fix(named: list[str], problem: str) -> None:
     moves = broker_moves("empty_log_dirs", named, CLUSTER, ARGV)

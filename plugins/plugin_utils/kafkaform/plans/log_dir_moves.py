@@ -82,6 +82,16 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
                for p in answer.get("partitions", [])}
     targets: dict[tuple[str, int], dict[int, str]] = {}
     problems, moved, total = [], 0, 0
+    # A name that matches no directory would move nothing and say so as if done.
+    reported = {(int(b["id"]), d) for b in answer.get("brokers", [])
+                for d in b.get("log_dirs") or {}}
+    unmatched = [n for n in named if not any(_named(n, host_of, b, d) for b, d in reported)]
+    if unmatched:
+        problems.append(
+            f"{', '.join(unmatched)}: names no log directory the running brokers report "
+            f"({', '.join(sorted({d for _, d in reported})) or 'none'}) ({cite('OP-11')}). "
+            f"Set kafka_broker_{OPERATION} to directories of log.dirs or their mounts, DIR or "
+            "HOST:DIR")
     for broker in answer.get("brokers", []):
         bid, dirs = int(broker["id"]), broker.get("log_dirs") or {}
         emptied = [d for d in dirs if any(_named(n, host_of, bid, d) for n in named)]
