@@ -122,7 +122,8 @@ def consumer_performance(broker: str, boot: str, topic: str, records: int) -> fl
     return float(values["nMsg.sec"])
 
 
-def throughput(master: str, broker: str, config: dict[str, str], records: int) -> dict[str, Any]:
+def throughput(master: str, broker: str, config: dict[str, str], records: int,
+               confs: list[str]) -> dict[str, Any]:
     run = uuid.uuid4().hex[:8]
     topic, scratch = f"kf.bench-{run}", f"{config['data_dir'].rsplit('/', 1)[0]}/bench-{run}"
     boot = admin_bootstrap(broker)
@@ -144,7 +145,7 @@ def throughput(master: str, broker: str, config: dict[str, str], records: int) -
                    "--rate 100000 2>/dev/null")
         consumer = [consumer_performance(broker, boot, topic, records) for _ in range(2)]
         print(f"ConsumerPerformance: {consumer} records/s", flush=True)
-        executors = executor_options(master)
+        executors = executor_options(master) + "".join(f" --conf '{c}'" for c in confs)
         sh(master, "systemctl stop kafkaform-pipeline")
         put(master, WARM_JOB, f"/tmp/warm-{run}.py")
         submit = (f"cd /var/lib/spark && runuser -u spark -- env SPARK_CONF_DIR=/etc/spark "
@@ -204,12 +205,15 @@ def main() -> int:
     parser.add_argument("--warmup-seconds", type=int, default=60,
                         help="traffic at the latency rate before measuring")
     parser.add_argument("--only", choices=("throughput", "latency"), help="measure one of the two")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting both throughput jobs are submitted with, to try it "
+                             "(it replaces the node's own value of that key)")
     args = parser.parse_args()
     hosts = groups(args.inventory)
     master, broker = hosts["spark_master"][0], hosts["kafka_broker"][0]
     config = settings(master)
     if args.only != "latency":
-        t = throughput(master, broker, config, args.records)
+        t = throughput(master, broker, config, args.records, args.conf)
         print(json.dumps(t), flush=True)
         print(f"pipeline {t['pipeline_records_per_s']} records/s (warm application) vs "
               f"ConsumerPerformance {t['consumer_records_per_s']} records/s on {t['records']} "
