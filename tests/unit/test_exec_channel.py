@@ -8,6 +8,7 @@ and sockets. Every podman host of the molecule scenarios runs its commands throu
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -146,4 +148,32 @@ def test_an_idle_daemon_ends_with_its_agent_and_the_next_command_starts_another(
     assert not running(daemon), "the idle daemon is still running"
     assert not running(first), "its agent is still running"
     assert not list(sockets.glob("*.sock")), "its socket is left behind"
+    assert not list(sockets.glob("*.lock")), "its lock file is left behind"
+    while Path("/proc", str(daemon)).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path("/proc", str(daemon)).exists(), "its caller keeps a zombie of it"
     assert agent_pid("c10") not in (first, os.getpid())
+
+
+def test_a_lock_file_removed_by_the_daemon_that_held_it_is_not_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon that ends removes its lock file while holding it. One that opened the file just
+    before locks it just after: it must let that file go and lock the one at the path."""
+    path = str(tmp_path / "x.lock")
+    ending = exec_channel.locked(path)
+    assert ending is not None and exec_channel.locked(path) is None  # held: not taken twice
+    opened: list[int] = []
+
+    def flock_as_the_other_ends(fd: int, operation: int) -> None:
+        if not opened:  # between this open and this lock, the other daemon ends
+            os.unlink(path)
+            os.close(ending)
+        opened.append(fd)
+        fcntl.flock(fd, operation)
+
+    monkeypatch.setattr(exec_channel, "fcntl", SimpleNamespace(
+        flock=flock_as_the_other_ends, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB))
+    taken = exec_channel.locked(path)
+    assert taken is not None and os.fstat(taken).st_ino == os.stat(path).st_ino
+    assert len(opened) == 2, "the removed file's lock was kept"
+    os.close(taken)

@@ -248,6 +248,8 @@ def start(agent_command: Sequence[str], path: str) -> socket.socket:
     while time.monotonic() < deadline:
         conn = connect(path)
         if conn is not None:
+            # Waited for as it ends, so that a long-lived caller keeps no zombie of it.
+            threading.Thread(target=daemon.wait, daemon=True).start()
             return conn
         if daemon.poll() == NO_AGENT:
             raise Undelivered("the container's agent did not start")
@@ -334,13 +336,30 @@ def answer(conn: socket.socket, reply: bytes | dict[str, Any]) -> None:
         conn.sendall(line)
 
 
+def locked(lock_path: str) -> int | None:
+    """The lock file at ``lock_path``, opened and locked by this process; None when another
+    daemon holds it. A daemon that ends removes its lock file while holding it, so a lock taken
+    on a file no longer at the path is let go and the path's own file locked instead."""
+    while True:
+        fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 def serve(path: str, agent_command: Sequence[str]) -> int:
     """The daemon's life: own the socket path, start the agent, serve until idle or until the
     agent ends."""
-    lock_fd = os.open(path + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    lock_fd = locked(path + ".lock")
+    if lock_fd is None:
         return 0  # another daemon has this path
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, f"{os.getpid()}\n".encode())
@@ -361,7 +380,9 @@ def serve(path: str, agent_command: Sequence[str]) -> int:
         with contextlib.suppress(TimeoutError):
             daemon.accepted(listener.accept()[0])
     # No new caller finds this daemon once the path is gone; those already queued are served.
+    # The lock file goes too, still locked: the next daemon makes its own (locked()).
     os.unlink(path)
+    os.unlink(path + ".lock")
     os.close(lock_fd)
     listener.setblocking(False)
     with contextlib.suppress(BlockingIOError):
