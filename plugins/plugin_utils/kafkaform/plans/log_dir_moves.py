@@ -89,7 +89,7 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
     if unmatched:
         problems.append(
             f"{', '.join(unmatched)}: names no log directory the running brokers report "
-            f"({', '.join(sorted({d for _, d in reported})) or 'none'}) ({cite('OP-11')}). "
+            f"({', '.join(sorted({pair[1] for pair in reported})) or 'none'}) ({cite('OP-11')}). "
             f"Set kafka_broker_{OPERATION} to directories of log.dirs or their mounts, DIR or "
             "HOST:DIR")
     for broker in answer.get("brokers", []):
