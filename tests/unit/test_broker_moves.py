@@ -84,6 +84,13 @@ def test_a_rerun_with_nothing_to_move_gives_leadership_back_an_interrupted_run_l
     out_of_sync = led(answer(after, [1, 2, 3, 4, 5]), {0: 3})
     out_of_sync["partitions"][0]["isr"] = [3, 5]
     assert broker_moves("decommission", ["kafka6"], out_of_sync, ARGV).elect is False
+    # A scale-out with no broker to fill says so, and elects all the same.
+    scale_out = broker_moves("scale_out", [], led(answer(SPREAD), {1: 4}), ARGV)
+    assert (scale_out.reassignment["partitions"], scale_out.elect) == ([], True)
+    assert scale_out.summary.startswith("no broker to fill: every running broker holds "
+                                        "replicas, so nothing moves (name brokers in "
+                                        "kafka_broker_scale_out_hosts to give them a fair share); "
+                                        "1 partition(s) led by another replica")
     # Moves elect whatever the leaders were.
     assert broker_moves("decommission", ["kafka6"], led(answer(SPREAD), {}), ARGV).elect is True
 

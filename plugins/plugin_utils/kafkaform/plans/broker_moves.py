@@ -446,7 +446,9 @@ def _scale_out(ids: list[int], partitions: Sequence[Partition],
         "scale_out", reassignment=_reassignment(moves),
         joining=[host_of[i] for i in joining],
         summary=(f"{len(moves)} partition(s) move a replica onto broker(s) "
-                 f"{', '.join(map(str, joining)) or 'none'}"),
+                 f"{', '.join(map(str, joining))}" if joining else
+                 "no broker to fill: every running broker holds replicas, so nothing moves "
+                 "(name brokers in kafka_broker_scale_out_hosts to give them a fair share)"),
         health_argv=_health(argv, live))
 
 
