@@ -101,6 +101,9 @@ def test_a_rerun_with_nothing_to_move_gives_leadership_back_an_interrupted_run_l
      "kafka_broker_decommission_hosts (OP-05). Name brokers by their inventory hostnames"),
     ([], answer(SPREAD),
      "no broker named: set kafka_broker_decommission_hosts to the hosts to remove (OP-05)"),
+    # Refused with the names, before the cluster is read (playbooks/day_two/check_names.yml).
+    ([], None,
+     "no broker named: set kafka_broker_decommission_hosts to the hosts to remove (OP-05)"),
     # The whole of rack c: a partition's spread over 3 racks would go.
     (["kafka5", "kafka6"], answer(SPREAD),
      "kf.orders: its replicas are spread over 3 racks now, and the brokers that stay are in 2 "
@@ -112,7 +115,7 @@ def test_a_rerun_with_nothing_to_move_gives_leadership_back_an_interrupted_run_l
      "Start them again and run again, or replace the host keeping its broker id"),
 ])
 def test_a_decommission_that_would_cost_data_or_a_rack_is_refused_by_name(
-        named: list[str], placement: dict[str, Any], says: str) -> None:
+        named: list[str], placement: dict[str, Any] | None, says: str) -> None:
     moves = broker_moves("decommission", named, placement, ARGV)
     assert moves.problem == says
     assert moves.reassignment == {}

@@ -102,13 +102,23 @@ def test_the_gate_before_anything_moves_names_brokers_never_a_dedicated_controll
         assert gate.health_argv == ["h", "health", "--ids", gated, "--wait", "20"]
 
 
-def test_a_decommission_checks_the_names_before_it_installs_anything() -> None:
-    """playbooks/decommission.yml runs the check of the names (tasks/moves_named.yml, which
-    only decides and fails) after the read and before the admin helper's install: a bad name
-    changes nothing on any host. tasks/moves.yml runs the same check first."""
-    plays = yaml.safe_load((ROOT / "playbooks/decommission.yml").read_text())
-    steps = [t["ansible.builtin.include_role"]["tasks_from"] for t in plays[-1]["tasks"]]
-    assert steps == ["read.yml", "moves_named.yml", "admin_helper.yml", "decommission.yml"]
+@pytest.mark.parametrize(("playbook", "operation"), [
+    ("decommission.yml", "decommission"), ("scale_out.yml", "scale_out"),
+    ("empty_log_dirs.yml", "empty_log_dirs")])
+def test_a_day_two_playbook_checks_the_names_before_any_host_changes(
+        playbook: str, operation: str) -> None:
+    """Each day-two playbook imports playbooks/day_two/check_names.yml right after the preflight:
+    the read and the check of the names (tasks/moves_named.yml, which only decides and fails)
+    come before the converge or the admin helper's install, so a bad name changes nothing on
+    any host. tasks/moves.yml runs the same check first."""
+    plays = yaml.safe_load((ROOT / "playbooks" / playbook).read_text())
+    imported = [play.get("ansible.builtin.import_playbook") for play in plays]
+    assert imported[:2] == ["preflight.yml", "day_two/check_names.yml"]
+    assert plays[1]["vars"]["kafka_broker_moves_operation"] == operation
+    check_play = yaml.safe_load((ROOT / "playbooks/day_two/check_names.yml").read_text())
+    (block,) = check_play[0]["tasks"]
+    steps = [t["ansible.builtin.include_role"]["tasks_from"] for t in block["block"]]
+    assert steps == ["read.yml", "moves_named.yml"]
     tasks = ROOT / "roles/kafka_broker/tasks"
     check = yaml.safe_load((tasks / "moves_named.yml").read_text())
     assert {m for t in check for m in t if m.startswith("ansible.")} == {

@@ -405,8 +405,9 @@ def _restart(roll: Roll, member: str, again: bool) -> Ran:
 
 def _restart_batch(roll: Roll, batch: list[str]) -> None:
     """Restart a batch's members together (one stop and start for the batch), then wait until
-    each is healthy: a health command that checks the whole cluster passes only once every member
-    of the batch is back. Larger batches hold brokers only; a controller restarts alone."""
+    the health command passes, once. Larger batches hold brokers only, whose health command
+    checks the whole cluster: it passes only once every member of the batch is back. A
+    controller restarts alone."""
     restarts = [gevent.spawn(_restart, roll, m, len(batch) == 1) for m in batch]
     gevent.joinall(restarts)
     for member, restart in zip(batch, restarts, strict=True):
@@ -415,11 +416,11 @@ def _restart_batch(roll: Roll, batch: list[str]) -> None:
             said = ran.said if ran is not None else str(restart.exception)
             raise DeployError(f"{member}: restarting {roll.service} failed: {said} "
                               f"[{roll.rule}]")
-    for member in batch:
-        ran = until_ok(member, roll.health_argv, roll.timeout_s, roll.delay_s)
-        if not ran.ok:
-            raise DeployError(f"{member}: {roll.service} did not come back healthy within "
-                              f"{roll.timeout_s:g} s after its restart: {ran.said} [{roll.rule}]")
+    ran = until_ok(batch[0], roll.health_argv, roll.timeout_s, roll.delay_s)
+    if not ran.ok:
+        raise DeployError(f"{', '.join(batch)}: {roll.service} did not come back healthy "
+                          f"within {roll.timeout_s:g} s after the restart: {ran.said} "
+                          f"[{roll.rule}]")
 
 
 def roll_restarts(roll: Roll, might_be_stale: bool) -> None:

@@ -205,6 +205,10 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
                              "OP-05" if operation == "decommission" else "OP-06")
     if problem:
         return BrokerMoves(operation, problem=problem)
+    if operation == "decommission" and not ids:  # refused with the names, before any read
+        return BrokerMoves(operation, problem=(
+            f"no broker named: set kafka_broker_decommission_hosts to the hosts to remove "
+            f"({cite('OP-05')})"))
     starting_ids = {ids_by_host[h] for h in starting
                     if h in ids_by_host and operation == "scale_out"}
     if answer is None:
@@ -238,7 +242,7 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
         moves = replace(moves, health_argv=_health(argv, [b for b in live
                                                           if b not in starting_ids]))
     problems, warning = disk_problems(answer, moved)
-    astray = [] if moved else led_astray(partitions, answer)
+    astray = [] if moved else led_astray(partitions)
     return replace(moves, problem="; ".join(problems), warning=warning,
                    reassignment=moves.reassignment if not problems else {},
                    summary=moves.summary + _where(answer, moved) + (
@@ -249,14 +253,11 @@ def broker_moves(operation: str, named: Sequence[str], answer: Mapping[str, Any]
                    elect=not problems and bool(moved or astray))
 
 
-def led_astray(partitions: Sequence[Partition], answer: Mapping[str, Any]) -> list[str]:
+def led_astray(partitions: Sequence[Partition]) -> list[str]:
     """The partitions (topic-number) whose leader is not their preferred replica (the first)
     while that replica is in sync, so that an election would give it back."""
-    leaders = {(str(p["topic"]), int(p["partition"])): int(p.get("leader", -1))
-               for p in answer.get("partitions", [])}
     return [f"{p.topic}-{p.partition}" for p in partitions
-            if p.replicas and p.replicas[0] in p.isr
-            and leaders.get((p.topic, p.partition), -1) not in (-1, p.replicas[0])]
+            if p.replicas and p.replicas[0] in p.isr and p.leader not in (-1, p.replicas[0])]
 
 
 def settled(answer: Mapping[str, Any], done: Sequence[Mapping[str, Any]],
@@ -405,10 +406,6 @@ def _decommission(ids: list[int], partitions: Sequence[Partition],
                   racks: Mapping[int, str | None], live: list[int], holding: set[int],
                   host_of: Mapping[int, str], argv: Mapping[str, Any]) -> BrokerMoves:
     leaving = [host_of[i] for i in ids]
-    if not ids:
-        return BrokerMoves("decommission", problem=(
-            f"no broker named: set kafka_broker_decommission_hosts to the hosts to remove "
-            f"({cite('OP-05')})"))
     # A broker already stopped and unregistered holds nothing (a run that ended after its stop):
     # only one that is gone while it still holds replicas cannot be emptied.
     lost = sorted(i for i in ids if i not in racks and i in holding)

@@ -81,20 +81,16 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
     current = {(str(p["topic"]), int(p["partition"])): [int(r) for r in p["replicas"]]
                for p in answer.get("partitions", [])}
     targets: dict[tuple[str, int], dict[int, str]] = {}
-    problems, moved, total = [], 0, 0
-    # A name that matches no directory would move nothing and say so as if done.
-    reported = {(int(b["id"]), d) for b in answer.get("brokers", [])
-                for d in b.get("log_dirs") or {}}
-    unmatched = [n for n in named if not any(_named(n, host_of, b, d) for b, d in reported)]
-    if unmatched:
-        problems.append(
-            f"{', '.join(unmatched)}: names no log directory the running brokers report "
-            f"({', '.join(sorted({pair[1] for pair in reported})) or 'none'}) ({cite('OP-11')}). "
-            f"Set kafka_broker_{OPERATION} to directories of log.dirs or their mounts, DIR or "
-            "HOST:DIR")
+    problems: list[str] = []
+    reported: set[str] = set()
+    matched: set[str] = set()
+    moved, total = 0, 0
     for broker in answer.get("brokers", []):
         bid, dirs = int(broker["id"]), broker.get("log_dirs") or {}
-        emptied = [d for d in dirs if any(_named(n, host_of, bid, d) for n in named)]
+        reported.update(dirs)
+        hits = {d: {n for n in named if _named(n, host_of, bid, d)} for d in dirs}
+        matched.update(*hits.values())
+        emptied = [d for d, names in hits.items() if names]
         kept = {d: dict(info) for d, info in dirs.items() if d not in emptied}
         replicas = sorted(((size, name) for d in emptied
                            for name, size in dirs[d]["replicas"].items()), reverse=True)
@@ -124,6 +120,14 @@ def empty_log_dirs(named: Sequence[str], answer: Mapping[str, Any],
                 room[target] = free - size
             targets.setdefault(key, {})[bid] = target
             moved, total = moved + 1, total + size
+    # A name that matches no directory would move nothing and say so as if done.
+    unmatched = [n for n in named if n not in matched]
+    if unmatched:
+        problems.insert(0, (
+            f"{', '.join(unmatched)}: names no log directory the running brokers report "
+            f"({', '.join(sorted(reported)) or 'none'}) ({cite('OP-11')}). "
+            f"Set kafka_broker_{OPERATION} to directories of log.dirs or their mounts, DIR or "
+            "HOST:DIR"))
     partitions = [{"topic": topic, "partition": number, "replicas": current[(topic, number)],
                    "log_dirs": [moves.get(r, "any") for r in current[(topic, number)]]}
                   for (topic, number), moves in sorted(targets.items())]

@@ -27,6 +27,8 @@ class Partition:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     min_insync: int
+    #: The broker leading it now; -1 when none does (offline) or the answer does not say.
+    leader: int = -1
 
     def writable_without(self, brokers: Collection[int]) -> bool:
         """Whether acks=all writes still succeed with ``brokers`` down."""
@@ -95,7 +97,8 @@ def placement(answer: Mapping[str, object]) -> list[Partition]:
     if not isinstance(found, list):
         raise ValueError(f"the placement answer holds no partitions: {answer!r}")
     return [Partition(str(p["topic"]), int(p["partition"]), tuple(int(r) for r in p["replicas"]),
-                      tuple(int(r) for r in p["isr"]), int(p["min_insync"])) for p in found]
+                      tuple(int(r) for r in p["isr"]), int(p["min_insync"]),
+                      int(p.get("leader", -1))) for p in found]
 
 
 def roll_batches(order: Sequence[str], last: Collection[str], member_ids: Mapping[str, object],
