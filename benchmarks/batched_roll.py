@@ -41,7 +41,7 @@ from kafka_drills import (
 )
 
 #: The task that waits for a batch's health, once per batch, names its members after the last " | ".
-BATCH_TASK = re.compile(r"TASK \[.*Wait until each member of the batch is healthy again \| .* \| "
+BATCH_TASK = re.compile(r"TASK \[.*Wait until the cluster is healthy again \| .* \| "
                         r"(?P<members>[^|\]]+)\]")
 
 
