@@ -258,9 +258,9 @@ def test_the_running_cluster_id_reads_the_host_reads_output() -> None:
                                                "release kafka 3.9.1\n", "k2": ""},
                                  {"k1": None, "k2": ""})
     assert found == {"id": "ZkGivenId000000000000A", "take": True, "release": "3.9.2",
-                     "problem": "", "quorum_formed": False,
+                     "problem": "", "quorum_formed": False, "serving_brokers": (),
                      "model": {"cluster_id": "ZkGivenId000000000000A", "kafka_release": "3.9.2",
-                               "quorum_formed": False}}
+                               "quorum_formed": False, "serving_brokers": []}}
     # The migration's controllers are then formatted with it, and its refusal has nothing to say.
     migrating = {**zk_cluster("controllers"), "cluster_id": found["id"]}
     assert kafka_broker_plan(migrating, "k1", {}, _held(found["id"])).migration_refusal == ""
@@ -342,6 +342,26 @@ def test_kafka_is_started_unless_it_is_enabled_and_active(enabled: str, active: 
     for cluster, node in ((zk_cluster(), "k1"), (kraft_cluster(), "c1")):
         assert kafka_broker_plan(cluster, node, {}, converged).start_service is start
     assert kafka_broker_plan(zk_cluster(), "k1", {}, KafkaBrokerHost()).start_service
+
+
+def test_the_declared_state_is_read_on_a_broker_that_was_running() -> None:
+    """A broker stopped when the run read the hosts (its failed disk being replaced, OP-13)
+    cannot answer a dry run on its own SASL listener: the brokers that ran come first."""
+    model = kraft_cluster()
+    running = KafkaBrokerHost(**{**CONVERGED.__dict__, "service_running": True})
+    stopped = KafkaBrokerHost(**{**CONVERGED.__dict__, "service_running": False})
+    found = running_cluster(model, {"c1": running, "k1": stopped, "k2": running,
+                                    "k3": running}, {})
+    assert found.serving_brokers == ("k2", "k3")  # a controller is not asked
+    p = kafka_broker_plan(found.model(model), "k1", {}, stopped)
+    assert p.declared_state_hosts == ["k2", "k3", "k1"]
+    assert p.as_vars()["declared_state_hosts"] == ["k2", "k3", "k1"]
+    # Nothing running (a new cluster), or nothing read: the inventory's order.
+    nothing = running_cluster(model, {"k1": stopped, "k2": stopped}, {})
+    assert kafka_broker_plan(nothing.model(model), "k2", {}, stopped).declared_state_hosts == [
+        "k1", "k2", "k3"]
+    assert kafka_broker_plan(model, "k1", {}, stopped).declared_state_hosts == ["k1", "k2", "k3"]
+    assert kafka_broker_plan(model, "c1", {}, running).declared_state_hosts == []
 
 
 def test_brokers_roll_in_batches_only_when_asked_and_controllers_never() -> None:

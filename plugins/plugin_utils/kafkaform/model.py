@@ -260,6 +260,9 @@ class Cluster:
     #: A quorum leader has written a controller's metadata log: a dynamic quorum's first voters
     #: are chosen, and a new controller joins them (plans.running_cluster).
     quorum_formed: bool = False
+    #: The brokers whose Kafka was running when the run read the hosts, in the inventory's order
+    #: (plans.running_cluster): they can answer before the run starts any broker.
+    serving_brokers: tuple[str, ...] = ()
     #: kafkaform_allow_single_controller: fewer than 3 controllers are allowed (KR-01).
     allow_single_controller: bool = False
 

@@ -346,10 +346,11 @@ def _kafka_node(group: str) -> None:
     first = members[0].name == host.name
     _secure_znodes(p, first)
     declared = _declared(p, s)
-    # A node that starts in this run cannot answer before it does (its SASL listener is where
-    # the users log in): the converge reads the cluster once it runs, as the role's order does
-    # (a broker stopped to replace a failed disk, OP-13).
-    if first and (declared["topics"] or declared["users"] or declared["acls"]) and (
+    # On the broker the plan names to answer (roles/kafka_broker/tasks/declared_state.yml). One
+    # that starts in this run (a fresh cluster's) converges once it runs.
+    names = {m.name for m in members}
+    reader = next((h for h in p.declared_state_hosts if h in names), members[0].name)
+    if host.name == reader and (declared["topics"] or declared["users"] or declared["acls"]) and (
             will_change(helper) or will_change(started)
             or _declared_changes(p.admin_argv, declared)):
         python.call(name="Converge the declared topics, users and ACLs",

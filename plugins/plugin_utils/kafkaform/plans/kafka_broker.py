@@ -382,6 +382,12 @@ class KafkaBrokerPlan(WritesFiles):
     #: Kafka is enabled and started unless the host read found it both already: a node whose
     #: files change in this run is restarted by the roll, not by the start (OP-02, OP-03).
     start_service: bool
+    #: Where the declared topics, users and ACLs are read, best first: the brokers that were
+    #: running when the run read the hosts, then the others. A broker answers on its own SASL
+    #: listener, where the users log in, so one that starts in this run answers only once it runs,
+    #: and in a dry run never (a broker stopped to replace its failed disk, OP-13). Each engine
+    #: reads on the first of these in its play.
+    declared_state_hosts: list[str] = field(default_factory=list)
     #: What the host read found of the files and directories without secrets (install_files'
     #: host_state).
     host_state: dict[str, str] = field(default_factory=dict)
@@ -446,6 +452,12 @@ def _roll(kb: Mapping[str, Any], settings: Mapping[str, Any]) -> KafkaBrokerRoll
         delay_s=float(kb["health_poll_s"]))
 
 
+def _serving_first(cluster: Mapping[str, Any]) -> list[str]:
+    """The brokers, those that were running when the run read the hosts first."""
+    serving = [str(h) for h in cluster.get("serving_brokers") or ()]
+    return [*serving, *(str(b["host"]) for b in cluster["brokers"] if b["host"] not in serving)]
+
+
 def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str, Any],
                       read: KafkaBrokerHost) -> KafkaBrokerPlan:
     """The plan for the Kafka node ``host``, from the model, the role's inputs (``inputs`` of
@@ -496,6 +508,7 @@ def kafka_broker_plan(cluster: Mapping[str, Any], host: str, inputs: Mapping[str
         verify_argv=verify_argv(kb, _setting(settings, "catching_up_hosts")),
         verify_retries=math.ceil(roll.timeout_s / (roll.try_s + roll.delay_s)),
         start_service=not read.service_running,
+        declared_state_hosts=_serving_first(cluster) if broker else [],
         host_state=dict(read.paths),
     )
 

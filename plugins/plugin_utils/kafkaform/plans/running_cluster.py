@@ -38,12 +38,15 @@ class RunningCluster:
     #: the voters). Controllers formatted, even started, by a run stopped before the quorum had a
     #: leader have not: the rest are formatted with the same first voters, or it could never form.
     quorum_formed: bool = False
+    #: The brokers whose Kafka ran when the hosts were read, in the model's order: the declared
+    #: topics, users and ACLs are read on one of them (plans.kafka_broker).
+    serving_brokers: tuple[str, ...] = ()
 
     @property
     def taken(self) -> dict[str, Any]:
         """The model's fields the run takes from the nodes."""
         return {"cluster_id": self.id, "kafka_release": self.release,
-                "quorum_formed": self.quorum_formed}
+                "quorum_formed": self.quorum_formed, "serving_brokers": list(self.serving_brokers)}
 
     def model(self, cluster: Mapping[str, Any]) -> dict[str, Any]:
         """The cluster model the run plans with."""
@@ -126,4 +129,6 @@ def running_cluster(cluster: Mapping[str, Any], reads: Mapping[str, KafkaBrokerH
     controllers = {str(c["host"]) for c in cluster.get("controllers", ())}
     return RunningCluster(cluster_id, take, release, " ".join(
         p for p in (id_problem, release_problem, order_problem, switch_problem) if p),
-        quorum_formed=any(r.metadata_log_written for h, r in reads.items() if h in controllers))
+        quorum_formed=any(r.metadata_log_written for h, r in reads.items() if h in controllers),
+        serving_brokers=tuple(str(b["host"]) for b in cluster.get("brokers", ())
+                              if b["host"] in reads and reads[b["host"]].service_running))
